@@ -1,0 +1,238 @@
+//! Application state and the router shared by `serve` and the tests.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, Request};
+use axum::http::{HeaderName, HeaderValue, Method, header};
+use sea_orm::DatabaseConnection;
+use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
+use sessions::{
+    AnyStore, Clock, CookieDomain, CookiePolicy, SameSite, SessionEngine, SessionTimes, TokenKeys,
+};
+use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower_http::request_id::{
+    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
+};
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::{DefaultOnResponse, TraceLayer};
+use tracing::Level;
+
+use crate::areas::{
+    self,
+    sessions::{AdminPrincipal, UserPrincipal},
+};
+use crate::config::Config;
+use crate::error::ApiError;
+use crate::extract::BODY_LIMIT;
+use crate::password::Passwords;
+use crate::{db, db::DbErrorContext};
+
+#[derive(Clone)]
+pub struct AppState {
+    pub db: DatabaseConnection,
+    pub sessions: Arc<SessionEngine>,
+    pub passwords: Arc<Passwords>,
+    pub config: Arc<Config>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error("database: {0}")]
+    Database(String),
+    #[error("token store: {0}")]
+    TokenStore(String),
+}
+
+impl AppState {
+    /// Connects the database (migrating it) and the token store of `config`.
+    pub async fn build(config: Config, clock: Arc<dyn Clock>) -> Result<Self, StartupError> {
+        let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
+            .await
+            .context_startup()?;
+        db::migrate(&db).await.context_startup()?;
+        let store = build_store(&config).await?;
+        Ok(Self::with_parts(config, db, store, clock))
+    }
+
+    pub fn with_parts(
+        config: Config,
+        db: DatabaseConnection,
+        store: AnyStore,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let engine = SessionEngine::new(
+            TokenKeys::new(&config.signing_secret),
+            store,
+            clock,
+            cookie_policy(&config),
+            SessionTimes::default(),
+        );
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            db,
+            sessions: Arc::new(engine),
+            passwords: Passwords::new(cores),
+            config: Arc::new(config),
+        }
+    }
+}
+
+pub async fn build_store(config: &Config) -> Result<AnyStore, StartupError> {
+    Ok(match &config.redis_url {
+        Some(url) => AnyStore::Redis(
+            RedisStore::connect(RedisStoreConfig {
+                url: url.0.clone(),
+                key_prefix: config.redis_key_prefix.clone(),
+                command_timeout: Duration::from_secs(2),
+            })
+            .await
+            .map_err(|e| StartupError::TokenStore(e.to_string()))?,
+        ),
+        None => AnyStore::Memory(MemoryStore::new()),
+    })
+}
+
+/// The one place that turns the environment into a cookie policy (CONTRACT §2).
+pub fn cookie_policy(config: &Config) -> CookiePolicy {
+    let development = config.env.is_development();
+    CookiePolicy {
+        secure: !development,
+        same_site: if development {
+            SameSite::Lax
+        } else {
+            SameSite::None
+        },
+        domain: match (&config.cookie_domain, config.env.needs_cookie_domain()) {
+            (Some(domain), true) => CookieDomain::Fixed(domain.clone()),
+            _ => CookieDomain::FromHost,
+        },
+        partitioned: config.cookie_partitioned.clone(),
+    }
+}
+
+pub fn build_router(state: AppState) -> Router {
+    let cors = cors_layer(&state.config);
+    Router::new()
+        .merge(areas::sessions::routes::<UserPrincipal>())
+        .merge(areas::sessions::routes::<AdminPrincipal>())
+        .merge(areas::identities::routes())
+        .merge(areas::team::routes())
+        .merge(areas::health::routes())
+        .fallback(|| async { ApiError::NotFound })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(BODY_LIMIT))
+        .layer(cors)
+        .layer(SetResponseHeaderLayer::if_not_present(
+            header::CACHE_CONTROL,
+            HeaderValue::from_static("no-store"),
+        ))
+        .layer(SetResponseHeaderLayer::overriding(
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
+        .layer(
+            TraceLayer::new_for_http()
+                .make_span_with(|request: &Request| {
+                    let request_id = request
+                        .headers()
+                        .get(REQUEST_ID)
+                        .and_then(|v| v.to_str().ok())
+                        .unwrap_or("-");
+                    // The path only: query strings may carry personal data.
+                    tracing::info_span!(
+                        "request",
+                        method = %request.method(),
+                        path = %request.uri().path(),
+                        request_id,
+                    )
+                })
+                .on_response(DefaultOnResponse::new().level(Level::INFO)),
+        )
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, Counter::default()))
+        .with_state(state)
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+#[derive(Clone, Default)]
+struct Counter(Arc<AtomicU64>);
+
+impl MakeRequestId for Counter {
+    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
+        let n = self.0.fetch_add(1, Ordering::Relaxed);
+        HeaderValue::from_str(&format!("{:x}-{n}", std::process::id()))
+            .ok()
+            .map(RequestId::new)
+    }
+}
+
+/// Credentialed CORS for exact origins only, never `*`. Development without a list accepts any
+/// `http://localhost:*` and `http://127.0.0.1:*` origin.
+fn cors_layer(config: &Config) -> CorsLayer {
+    let allowed = config.cors_allowed_origins.clone();
+    CorsLayer::new()
+        .allow_origin(AllowOrigin::predicate(move |origin, _| {
+            origin_allowed(allowed.as_deref(), origin)
+        }))
+        .allow_credentials(true)
+        .allow_methods([
+            Method::GET,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+        ])
+        .allow_headers([
+            header::CONTENT_TYPE,
+            HeaderName::from_static("x-csrf-token"),
+        ])
+        .max_age(Duration::from_secs(600))
+}
+
+pub fn origin_allowed(allowed: Option<&[String]>, origin: &HeaderValue) -> bool {
+    let Ok(origin) = origin.to_str() else {
+        return false;
+    };
+    match allowed {
+        Some(list) => list.iter().any(|o| o == origin),
+        None => ["http://localhost:", "http://127.0.0.1:"]
+            .iter()
+            .any(|prefix| {
+                origin.strip_prefix(prefix).is_some_and(|port| {
+                    !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())
+                })
+            }),
+    }
+}
+
+/// Serves until `shutdown` resolves; in-flight requests finish, new connections are refused.
+pub async fn serve(
+    listener: tokio::net::TcpListener,
+    router: Router,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    axum::serve(listener, router)
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// Periodically drops expired records from an in-memory store.
+pub fn spawn_memory_sweeper(state: &AppState) {
+    if let AnyStore::Memory(_) = state.sessions.store() {
+        let engine = state.sessions.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(Duration::from_secs(60));
+            loop {
+                tick.tick().await;
+                if let AnyStore::Memory(store) = engine.store() {
+                    store.sweep(engine.now());
+                }
+            }
+        });
+    }
+}

@@ -1,0 +1,315 @@
+//! `careers-api [serve] | migrate | admins create | users create | sessions flush`.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use sessions::{SystemClock, TokenStore};
+
+use crate::app::{self, AppState};
+use crate::areas::{ADMIN, USER};
+use crate::config::Config;
+use crate::db;
+use crate::db::DbErrorContext;
+use crate::password::Passwords;
+
+#[derive(Debug, Parser)]
+#[command(name = "careers-api", version, about = "Careers marketplace HTTP API")]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Run the HTTP server (the default).
+    Serve,
+    /// Apply pending database migrations.
+    Migrate,
+    /// Manage admins (team dashboard).
+    Admins {
+        #[command(subcommand)]
+        command: AdminsCommand,
+    },
+    /// Manage users.
+    Users {
+        #[command(subcommand)]
+        command: UsersCommand,
+    },
+    /// Manage sessions in the token store.
+    Sessions {
+        #[command(subcommand)]
+        command: SessionsCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum AdminsCommand {
+    /// Create an admin.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: String,
+        #[arg(long, default_value = "Team")]
+        first_name: String,
+        #[arg(long, default_value = "Admin")]
+        last_name: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum UsersCommand {
+    /// Create a user.
+    Create {
+        #[arg(long)]
+        email: String,
+        #[arg(long)]
+        password: String,
+        #[arg(long)]
+        first_name: String,
+        #[arg(long)]
+        last_name: String,
+        #[arg(long, default_value = "+1")]
+        phone_code: String,
+        #[arg(long, default_value = "5550100")]
+        mobile: String,
+        /// ISO 3166 alpha-2 code of the user's country.
+        #[arg(long, default_value = "US")]
+        country: String,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+enum SessionsCommand {
+    /// End every session of one context (the other context is untouched).
+    Flush {
+        #[arg(long, value_enum)]
+        context: ContextArg,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum ContextArg {
+    User,
+    Admin,
+}
+
+pub const MIN_PASSWORD_LEN: usize = 12;
+
+pub async fn run(cli: Cli) -> ExitCode {
+    let config = match Config::from_env() {
+        Ok(config) => config,
+        Err(error) => {
+            eprintln!("{error}");
+            return ExitCode::from(2);
+        }
+    };
+    let result = match cli.command.unwrap_or(Command::Serve) {
+        Command::Serve => serve(config).await,
+        Command::Migrate => migrate(config).await,
+        Command::Admins {
+            command:
+                AdminsCommand::Create {
+                    email,
+                    password,
+                    first_name,
+                    last_name,
+                },
+        } => create_admin(config, email, password, first_name, last_name).await,
+        Command::Users {
+            command:
+                UsersCommand::Create {
+                    email,
+                    password,
+                    first_name,
+                    last_name,
+                    phone_code,
+                    mobile,
+                    country,
+                },
+        } => {
+            create_user(
+                config,
+                db::identities::NewUser {
+                    email,
+                    password_digest: password,
+                    first_name,
+                    last_name,
+                    phone_code,
+                    mobile,
+                    country_id: 0,
+                },
+                country,
+            )
+            .await
+        }
+        Command::Sessions {
+            command: SessionsCommand::Flush { context },
+        } => flush(config, context).await,
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("error: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn serve(config: Config) -> Result<(), String> {
+    if config.signing_secret_generated {
+        tracing::warn!(
+            "JWT_SIGNING_SECRET is not set: using a random key; sessions end when the process stops"
+        );
+    }
+    if config.redis_url.is_none() {
+        tracing::info!("token store: in memory (sessions end when the process stops)");
+    }
+    let bind_addr = config.bind_addr;
+    let state = AppState::build(config, Arc::new(SystemClock))
+        .await
+        .map_err(|e| e.to_string())?;
+    app::spawn_memory_sweeper(&state);
+    let listener = tokio::net::TcpListener::bind(bind_addr)
+        .await
+        .map_err(|e| format!("cannot listen on {bind_addr}: {e}"))?;
+    tracing::info!(%bind_addr, env = state.config.env.name(), "listening");
+    app::serve(listener, app::build_router(state), shutdown_signal())
+        .await
+        .map_err(|e| e.to_string())
+}
+
+async fn shutdown_signal() {
+    let ctrl_c = async {
+        let _ = tokio::signal::ctrl_c().await;
+    };
+    #[cfg(unix)]
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending::<()>().await,
+        }
+    };
+    #[cfg(not(unix))]
+    let terminate = std::future::pending::<()>();
+    tokio::select! {
+        () = ctrl_c => {},
+        () = terminate => {},
+    }
+    tracing::info!("shutting down: finishing in-flight requests");
+}
+
+async fn migrate(config: Config) -> Result<(), String> {
+    let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
+        .await
+        .context_startup()
+        .map_err(|e| e.to_string())?;
+    db::migrate(&db).await.map_err(|e| e.to_string())?;
+    println!("migrations applied");
+    Ok(())
+}
+
+fn check_password(password: &str) -> Result<(), String> {
+    if password.chars().count() < MIN_PASSWORD_LEN {
+        return Err(format!(
+            "password must be at least {MIN_PASSWORD_LEN} characters"
+        ));
+    }
+    Ok(())
+}
+
+fn check_email(email: &str) -> Result<(), String> {
+    use garde::Validate;
+    #[derive(garde::Validate)]
+    struct Email<'a>(#[garde(email)] &'a str);
+    Email(email.trim())
+        .validate()
+        .map_err(|_| format!("not an e-mail address: {email:?}"))
+}
+
+async fn connected(config: &Config) -> Result<sea_orm::DatabaseConnection, String> {
+    let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
+        .await
+        .map_err(|e| format!("database: {e}"))?;
+    db::migrate(&db)
+        .await
+        .map_err(|e| format!("database: {e}"))?;
+    Ok(db)
+}
+
+async fn create_admin(
+    config: Config,
+    email: String,
+    password: String,
+    first_name: String,
+    last_name: String,
+) -> Result<(), String> {
+    check_email(&email)?;
+    check_password(&password)?;
+    let db = connected(&config).await?;
+    let digest = Passwords::new(1)
+        .hash(password)
+        .await
+        .map_err(|e| e.to_string())?;
+    let admin = db::identities::create_admin(
+        &db,
+        db::identities::NewAdmin {
+            email,
+            password_digest: digest,
+            first_name,
+            last_name,
+        },
+    )
+    .await
+    .map_err(|e| e.to_string())?;
+    println!("admin {} created: {}", admin.id, admin.email);
+    Ok(())
+}
+
+async fn create_user(
+    config: Config,
+    mut new: db::identities::NewUser,
+    country: String,
+) -> Result<(), String> {
+    check_email(&new.email)?;
+    check_password(&new.password_digest)?;
+    let db = connected(&config).await?;
+    new.country_id = db::identities::country_id_by_code(&db, &country)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("unknown country code {country:?}"))?;
+    new.password_digest = Passwords::new(1)
+        .hash(std::mem::take(&mut new.password_digest))
+        .await
+        .map_err(|e| e.to_string())?;
+    let user = db::identities::create_user(&db, new)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("user {} created: {}", user.id, user.email);
+    Ok(())
+}
+
+async fn flush(config: Config, context: ContextArg) -> Result<(), String> {
+    if config.redis_url.is_none() {
+        return Err(
+            "the in-memory token store lives inside the server process; \
+             its sessions end when the server stops. Set REDIS_URL to flush a shared store"
+                .into(),
+        );
+    }
+    let store = app::build_store(&config).await.map_err(|e| e.to_string())?;
+    store.ping().await.map_err(|e| e.to_string())?;
+    let context = match context {
+        ContextArg::User => USER,
+        ContextArg::Admin => ADMIN,
+    };
+    let removed = store
+        .flush(context.namespace)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("{removed} {} sessions ended", context.name);
+    Ok(())
+}

@@ -1,0 +1,372 @@
+//! Typed settings from the environment (CONTRACT §1), validated once at start.
+
+use std::fmt;
+use std::net::SocketAddr;
+
+use sessions::SigningSecret;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AppEnv {
+    Production,
+    Qa,
+    Staging,
+    Development,
+    /// Any other name (`test`, `preview`...): cookie domain "all", secure cookies.
+    Other(String),
+}
+
+impl AppEnv {
+    fn parse(name: &str) -> Self {
+        match name {
+            "production" => Self::Production,
+            "qa" => Self::Qa,
+            "staging" => Self::Staging,
+            "development" => Self::Development,
+            other => Self::Other(other.to_owned()),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Production => "production",
+            Self::Qa => "qa",
+            Self::Staging => "staging",
+            Self::Development => "development",
+            Self::Other(name) => name,
+        }
+    }
+
+    pub fn is_development(&self) -> bool {
+        *self == Self::Development
+    }
+
+    /// Production and staging hold sessions in a persistent store with a configured secret.
+    pub fn needs_persistent_sessions(&self) -> bool {
+        matches!(self, Self::Production | Self::Staging)
+    }
+
+    /// Production and QA set cookies on the configured parent domain of the API host.
+    pub fn needs_cookie_domain(&self) -> bool {
+        matches!(self, Self::Production | Self::Qa)
+    }
+}
+
+/// A string that must not reach logs (URLs with passwords).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Redacted(pub String);
+
+impl fmt::Debug for Redacted {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("<redacted>")
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub env: AppEnv,
+    pub bind_addr: SocketAddr,
+    pub database_url: Redacted,
+    /// PostgreSQL schema to use (tests isolate themselves in fresh schemas).
+    pub database_schema: Option<String>,
+    pub redis_url: Option<Redacted>,
+    pub redis_key_prefix: String,
+    pub signing_secret: SigningSecret,
+    /// True when no secret was configured and a random one was made (development only).
+    pub signing_secret_generated: bool,
+    pub cookie_domain: Option<String>,
+    /// Exact origins allowed with credentials; `None` means development's localhost rule.
+    pub cors_allowed_origins: Option<Vec<String>>,
+    pub cookie_partitioned: Vec<String>,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("configuration error: {0}")]
+pub struct ConfigError(pub String);
+
+fn fail<T>(message: impl Into<String>) -> Result<T, ConfigError> {
+    Err(ConfigError(message.into()))
+}
+
+impl Config {
+    pub fn from_env() -> Result<Self, ConfigError> {
+        Self::from_lookup(|name| std::env::var(name).ok())
+    }
+
+    /// Reads every setting through `var`, so tests can validate configurations without
+    /// touching the process environment.
+    pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
+        let get = |name: &str| {
+            var(name)
+                .map(|v| v.trim().to_owned())
+                .filter(|v| !v.is_empty())
+        };
+
+        let env = AppEnv::parse(get("APP_ENV").as_deref().unwrap_or("development"));
+
+        let bind_addr = match get("BIND_ADDR") {
+            None => SocketAddr::from(([127, 0, 0, 1], 3000)),
+            Some(text) => match text.parse() {
+                Ok(addr) => addr,
+                Err(_) => return fail(format!("BIND_ADDR is not a socket address: {text:?}")),
+            },
+        };
+
+        let database_url = get("DATABASE_URL").unwrap_or_else(|| "sqlite://data/careers.db".into());
+        if !(database_url.starts_with("sqlite:")
+            || database_url.starts_with("postgres://")
+            || database_url.starts_with("postgresql://"))
+        {
+            return fail("DATABASE_URL must start with sqlite:// or postgres://");
+        }
+
+        let redis_url = get("REDIS_URL");
+        if let Some(url) = &redis_url
+            && !(url.starts_with("redis://")
+                || url.starts_with("rediss://")
+                || url.starts_with("redis-cluster://"))
+        {
+            return fail("REDIS_URL must start with redis://, rediss:// or redis-cluster://");
+        }
+        if env.needs_persistent_sessions() && redis_url.is_none() {
+            return fail(format!(
+                "APP_ENV={} refuses the in-memory token store: set REDIS_URL",
+                env.name()
+            ));
+        }
+
+        let (signing_secret, signing_secret_generated) = match get("JWT_SIGNING_SECRET") {
+            Some(secret) => match SigningSecret::new(secret.into_bytes()) {
+                Ok(secret) => (secret, false),
+                Err(message) => return fail(message),
+            },
+            None if env.is_development() => (SigningSecret::random(), true),
+            None => {
+                return fail(format!(
+                    "APP_ENV={} requires JWT_SIGNING_SECRET (at least 32 bytes)",
+                    env.name()
+                ));
+            }
+        };
+
+        let cookie_domain = get("COOKIE_DOMAIN");
+        if env.needs_cookie_domain() {
+            match &cookie_domain {
+                None => {
+                    return fail(format!(
+                        "APP_ENV={} requires COOKIE_DOMAIN (e.g. .example.com)",
+                        env.name()
+                    ));
+                }
+                Some(domain) if !is_dotted_domain(domain) => {
+                    return fail(format!(
+                        "COOKIE_DOMAIN must start with a dot and name a parent domain, got {domain:?}"
+                    ));
+                }
+                Some(_) => {}
+            }
+        }
+
+        let cors_allowed_origins = match get("CORS_ALLOWED_ORIGINS") {
+            Some(list) => {
+                let mut origins = Vec::new();
+                for origin in list.split(',').map(str::trim).filter(|o| !o.is_empty()) {
+                    if !is_origin(origin) {
+                        return fail(format!(
+                            "CORS_ALLOWED_ORIGINS entries must be exact origins like https://app.example.com, got {origin:?}"
+                        ));
+                    }
+                    origins.push(origin.trim_end_matches('/').to_owned());
+                }
+                Some(origins)
+            }
+            None if env.is_development() => None,
+            None => Some(Vec::new()),
+        };
+
+        let mut cookie_partitioned = Vec::new();
+        if let Some(list) = get("COOKIE_PARTITIONED") {
+            for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                if name != "user" && name != "admin" {
+                    return fail(format!(
+                        "COOKIE_PARTITIONED takes the contexts user and admin, got {name:?}"
+                    ));
+                }
+                cookie_partitioned.push(name.to_owned());
+            }
+            if env.is_development() && !cookie_partitioned.is_empty() {
+                return fail(
+                    "COOKIE_PARTITIONED needs Secure cookies and is refused in development",
+                );
+            }
+        }
+
+        Ok(Self {
+            env,
+            bind_addr,
+            database_url: Redacted(database_url),
+            database_schema: get("DATABASE_SCHEMA"),
+            redis_url: redis_url.map(Redacted),
+            redis_key_prefix: get("REDIS_KEY_PREFIX").unwrap_or_else(|| "careers:".into()),
+            signing_secret,
+            signing_secret_generated,
+            cookie_domain,
+            cors_allowed_origins,
+            cookie_partitioned,
+        })
+    }
+}
+
+fn is_dotted_domain(domain: &str) -> bool {
+    let Some(rest) = domain.strip_prefix('.') else {
+        return false;
+    };
+    rest.contains('.')
+        && rest.split('.').all(|label| {
+            !label.is_empty()
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+        })
+}
+
+fn is_origin(origin: &str) -> bool {
+    let Some((scheme, rest)) = origin.split_once("://") else {
+        return false;
+    };
+    (scheme == "http" || scheme == "https")
+        && !rest.is_empty()
+        && !rest.trim_end_matches('/').contains('/')
+        && !rest.contains('*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn config(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|name| map.get(name).cloned())
+    }
+
+    const SECRET: &str = "0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn development_defaults_start_on_embedded_backends() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.env, AppEnv::Development);
+        assert_eq!(c.bind_addr.to_string(), "127.0.0.1:3000");
+        assert_eq!(c.database_url.0, "sqlite://data/careers.db");
+        assert!(c.redis_url.is_none());
+        assert!(c.signing_secret_generated);
+        assert!(c.cors_allowed_origins.is_none());
+    }
+
+    #[test]
+    fn production_and_staging_refuse_the_memory_store() {
+        for env in ["production", "staging"] {
+            let err = config(&[
+                ("APP_ENV", env),
+                ("JWT_SIGNING_SECRET", SECRET),
+                ("COOKIE_DOMAIN", ".example.com"),
+            ])
+            .unwrap_err();
+            assert!(err.0.contains("REDIS_URL"), "{env}: {err}");
+        }
+    }
+
+    #[test]
+    fn production_and_staging_refuse_a_missing_secret() {
+        for env in ["production", "staging"] {
+            let err = config(&[
+                ("APP_ENV", env),
+                ("REDIS_URL", "redis://127.0.0.1:6379"),
+                ("COOKIE_DOMAIN", ".example.com"),
+            ])
+            .unwrap_err();
+            assert!(err.0.contains("JWT_SIGNING_SECRET"), "{env}: {err}");
+        }
+    }
+
+    #[test]
+    fn a_short_secret_is_refused_everywhere() {
+        let err = config(&[("JWT_SIGNING_SECRET", "short")]).unwrap_err();
+        assert!(err.0.contains("32 bytes"));
+    }
+
+    #[test]
+    fn production_and_qa_need_a_dotted_cookie_domain() {
+        for env in ["production", "qa"] {
+            let base = [
+                ("APP_ENV", env),
+                ("REDIS_URL", "redis://127.0.0.1:6379"),
+                ("JWT_SIGNING_SECRET", SECRET),
+            ];
+            let err = config(&base).unwrap_err();
+            assert!(err.0.contains("COOKIE_DOMAIN"), "{env}: {err}");
+            let mut dotless = base.to_vec();
+            dotless.push(("COOKIE_DOMAIN", "example.com"));
+            assert!(config(&dotless).unwrap_err().0.contains("start with a dot"));
+            let mut good = base.to_vec();
+            good.push(("COOKIE_DOMAIN", ".example.com"));
+            assert_eq!(
+                config(&good).unwrap().cookie_domain.as_deref(),
+                Some(".example.com")
+            );
+        }
+    }
+
+    #[test]
+    fn partitioned_cookies_are_refused_in_development_and_checked_elsewhere() {
+        assert!(config(&[("COOKIE_PARTITIONED", "admin")]).is_err());
+        let ok = config(&[
+            ("APP_ENV", "test"),
+            ("JWT_SIGNING_SECRET", SECRET),
+            ("COOKIE_PARTITIONED", "admin"),
+        ])
+        .unwrap();
+        assert_eq!(ok.cookie_partitioned, vec!["admin".to_string()]);
+        assert!(
+            config(&[
+                ("APP_ENV", "test"),
+                ("JWT_SIGNING_SECRET", SECRET),
+                ("COOKIE_PARTITIONED", "team"),
+            ])
+            .is_err()
+        );
+    }
+
+    #[test]
+    fn cors_origins_must_be_exact() {
+        let ok = config(&[(
+            "CORS_ALLOWED_ORIGINS",
+            "https://a.example.com, http://localhost:5173",
+        )])
+        .unwrap();
+        assert_eq!(ok.cors_allowed_origins.unwrap().len(), 2);
+        assert!(config(&[("CORS_ALLOWED_ORIGINS", "*")]).is_err());
+        assert!(config(&[("CORS_ALLOWED_ORIGINS", "https://a.example.com/path")]).is_err());
+    }
+
+    #[test]
+    fn other_environments_need_a_secret_and_allow_no_origin_by_default() {
+        assert!(config(&[("APP_ENV", "test")]).is_err());
+        let c = config(&[("APP_ENV", "test"), ("JWT_SIGNING_SECRET", SECRET)]).unwrap();
+        assert_eq!(c.cors_allowed_origins, Some(vec![]));
+    }
+
+    #[test]
+    fn debug_output_hides_secrets() {
+        let c = config(&[
+            ("JWT_SIGNING_SECRET", SECRET),
+            ("REDIS_URL", "redis://:hunter2@127.0.0.1:6379"),
+        ])
+        .unwrap();
+        let printed = format!("{c:?}");
+        assert!(!printed.contains(SECRET));
+        assert!(!printed.contains("hunter2"));
+    }
+}

@@ -1,0 +1,2 @@
+pub mod admin;
+pub mod user;

@@ -1,0 +1,38 @@
+//! `Identities::User`: a person of the candidate, employer and marketplace frontends.
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "identities_users")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub country_id: i64,
+    /// Stored trimmed and lower-cased; unique on `lower(email)`.
+    pub email: String,
+    pub password_digest: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub phone_code: String,
+    pub mobile: String,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "crate::db::entities::country::Entity",
+        from = "Column::CountryId",
+        to = "crate::db::entities::country::Column::Id"
+    )]
+    Country,
+}
+
+impl Related<crate::db::entities::country::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Country.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,14 @@
+//! Migrations written out explicitly (not derived from entities), for SQLite and PostgreSQL.
+
+mod m20261122_000001_identities;
+
+use sea_orm_migration::prelude::*;
+
+pub struct Migrator;
+
+#[async_trait::async_trait]
+impl MigratorTrait for Migrator {
+    fn migrations() -> Vec<Box<dyn MigrationTrait>> {
+        vec![Box::new(m20261122_000001_identities::Migration)]
+    }
+}

@@ -1,0 +1,177 @@
+//! One error type for the whole API, rendered as the contract's JSON error body (CONTRACT §4).
+
+use std::collections::BTreeMap;
+
+use axum::Json;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use sea_orm::DbErr;
+use serde_json::json;
+use sessions::{SessionError, StoreError};
+
+/// Field errors keyed by the nested form path (`identities_user.id`).
+pub type FieldErrors = BTreeMap<String, Vec<String>>;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("{0}")]
+    MalformedRequest(String),
+    #[error("authentication required")]
+    Unauthenticated,
+    #[error("invalid access token")]
+    InvalidToken,
+    #[error("access token expired: refresh the session")]
+    AccessExpired,
+    #[error("session has ended: log in again")]
+    SessionEnded,
+    #[error("e-mail or password is wrong")]
+    InvalidCredentials,
+    #[error("CSRF check failed")]
+    CsrfFailed,
+    #[error("not allowed in this area")]
+    Forbidden,
+    #[error("not found")]
+    NotFound,
+    #[error("method not allowed")]
+    MethodNotAllowed,
+    #[error("{0}")]
+    Conflict(String),
+    #[error("request body is larger than 64 KiB")]
+    PayloadTooLarge,
+    #[error("request body must be application/json")]
+    UnsupportedMediaType,
+    #[error("validation failed")]
+    Validation(FieldErrors),
+    #[error("too many attempts: try again later")]
+    RateLimited { retry_after_seconds: u64 },
+    #[error("service temporarily unavailable")]
+    Unavailable,
+    #[error("internal error")]
+    Internal,
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            Self::MalformedRequest(_) => StatusCode::BAD_REQUEST,
+            Self::Unauthenticated
+            | Self::InvalidToken
+            | Self::AccessExpired
+            | Self::SessionEnded
+            | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
+            Self::CsrfFailed | Self::Forbidden => StatusCode::FORBIDDEN,
+            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            Self::Conflict(_) => StatusCode::CONFLICT,
+            Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            Self::MalformedRequest(_) => "malformed_request",
+            Self::Unauthenticated => "unauthenticated",
+            Self::InvalidToken => "invalid_token",
+            Self::AccessExpired => "access_expired",
+            Self::SessionEnded => "session_ended",
+            Self::InvalidCredentials => "invalid_credentials",
+            Self::CsrfFailed => "csrf_failed",
+            Self::Forbidden => "forbidden",
+            Self::NotFound => "not_found",
+            Self::MethodNotAllowed => "method_not_allowed",
+            Self::Conflict(_) => "conflict",
+            Self::PayloadTooLarge => "payload_too_large",
+            Self::UnsupportedMediaType => "unsupported_media_type",
+            Self::Validation(_) => "validation_failed",
+            Self::RateLimited { .. } => "rate_limited",
+            Self::Unavailable => "unavailable",
+            Self::Internal => "internal",
+        }
+    }
+
+    /// A validation error on one field.
+    pub fn field(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self::Validation(BTreeMap::from([(path.into(), vec![message.into()])]))
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let mut body = json!({ "code": self.code(), "message": self.to_string() });
+        if let Self::Validation(fields) = &self {
+            body["fields"] = json!(fields);
+        }
+        let mut response = (self.status(), Json(json!({ "error": body }))).into_response();
+        if let Self::RateLimited {
+            retry_after_seconds,
+        } = self
+        {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_seconds));
+        }
+        response
+    }
+}
+
+impl From<SessionError> for ApiError {
+    fn from(error: SessionError) -> Self {
+        match error {
+            SessionError::Unauthenticated => Self::Unauthenticated,
+            SessionError::InvalidToken => Self::InvalidToken,
+            SessionError::AccessExpired => Self::AccessExpired,
+            SessionError::SessionEnded => Self::SessionEnded,
+            SessionError::CsrfFailed => {
+                tracing::warn!("CSRF check failed");
+                Self::CsrfFailed
+            }
+            SessionError::Store(error) => error.into(),
+        }
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> Self {
+        tracing::error!(%error, "token store failure: failing closed");
+        Self::Unavailable
+    }
+}
+
+impl From<DbErr> for ApiError {
+    fn from(error: DbErr) -> Self {
+        match &error {
+            DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => {
+                tracing::error!(%error, "database unreachable: failing closed");
+                Self::Unavailable
+            }
+            DbErr::RecordNotFound(_) => Self::NotFound,
+            _ if is_connection_failure(&error) => {
+                tracing::error!(%error, "database unreachable: failing closed");
+                Self::Unavailable
+            }
+            _ => {
+                tracing::error!(%error, "database error");
+                Self::Internal
+            }
+        }
+    }
+}
+
+/// sqlx reports a dropped connection as an I/O or protocol error inside a query error.
+fn is_connection_failure(error: &DbErr) -> bool {
+    let text = error.to_string().to_ascii_lowercase();
+    [
+        "connection",
+        "broken pipe",
+        "pool timed out",
+        "io error",
+        "timed out",
+    ]
+    .iter()
+    .any(|needle| text.contains(needle))
+}

@@ -1,0 +1,108 @@
+//! The one JSON body extractor and the path and query extractors, whose rejections are the
+//! contract's errors instead of axum's plain-text ones.
+
+use axum::body::Bytes;
+use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::http::request::Parts;
+use axum::http::{StatusCode, header};
+use serde::de::DeserializeOwned;
+
+use crate::error::{ApiError, FieldErrors};
+
+/// Largest accepted request body.
+pub const BODY_LIMIT: usize = 64 * 1024;
+
+/// A JSON body: `application/json` only (415 otherwise, which also stops login CSRF through
+/// HTML forms), at most 64 KiB (413), syntax and type errors 400.
+pub struct Json<T>(pub T);
+
+impl<S, T> FromRequest<S> for Json<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        if !is_json(req.headers()) {
+            return Err(ApiError::UnsupportedMediaType);
+        }
+        let bytes = Bytes::from_request(req, state).await.map_err(|rejection| {
+            if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                ApiError::PayloadTooLarge
+            } else {
+                ApiError::MalformedRequest("request body could not be read".into())
+            }
+        })?;
+        serde_json::from_slice(&bytes).map(Json).map_err(|error| {
+            ApiError::MalformedRequest(match error.classify() {
+                serde_json::error::Category::Data => {
+                    format!(
+                        "a value has the wrong JSON type (line {}, column {})",
+                        error.line(),
+                        error.column()
+                    )
+                }
+                _ => "request body is not valid JSON".into(),
+            })
+        })
+    }
+}
+
+fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .is_some_and(|mime| mime.trim().eq_ignore_ascii_case("application/json"))
+}
+
+/// Path parameters; a value that does not parse is a 400.
+pub struct Path<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for Path<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| Path(value))
+            .map_err(|_| ApiError::MalformedRequest("bad path parameter".into()))
+    }
+}
+
+/// Query parameters; a value that does not parse is a 400.
+pub struct Query<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for Query<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Query(value)| Query(value))
+            .map_err(|_| ApiError::MalformedRequest("bad query parameter".into()))
+    }
+}
+
+/// Runs garde's rules and keys each error by its nested path (`identities_user.id`).
+pub fn validate<T: garde::Validate<Context = ()>>(form: &T) -> Result<(), ApiError> {
+    form.validate().map_err(|report| {
+        let mut fields = FieldErrors::new();
+        for (path, error) in report.iter() {
+            fields
+                .entry(path.to_string())
+                .or_default()
+                .push(error.message().to_string());
+        }
+        ApiError::Validation(fields)
+    })
+}

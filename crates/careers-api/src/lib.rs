@@ -1,0 +1,14 @@
+//! careers-api: the HTTP API of the careers marketplace.
+//!
+//! Data flows one way: tower layers -> area router -> area extractor (authenticate with the
+//! context, authorise the area) -> thin handler -> data layer -> view.
+
+pub mod app;
+pub mod areas;
+pub mod cli;
+pub mod config;
+pub mod db;
+pub mod error;
+pub mod extract;
+pub mod password;
+pub mod views;

@@ -1,0 +1,51 @@
+//! Response shapes. Each follows one model and nests associations under their names; none is
+//! an entity, so columns such as `password_digest` can never leak.
+
+pub mod identities;
+
+use chrono::{DateTime, SecondsFormat};
+use serde::{Deserialize, Serialize};
+
+use crate::error::ApiError;
+
+pub fn rfc3339(unix_seconds: i64) -> String {
+    DateTime::from_timestamp(unix_seconds, 0)
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// `?page=` (from 1) and `?per_page=` (default 25, at most 100).
+#[derive(Debug, Deserialize)]
+pub struct PageParams {
+    pub page: Option<u64>,
+    pub per_page: Option<u64>,
+}
+
+#[derive(Debug, Clone, Copy, Serialize)]
+pub struct Meta {
+    pub page: u64,
+    pub per_page: u64,
+    pub total: u64,
+}
+
+impl PageParams {
+    pub const DEFAULT_PER_PAGE: u64 = 25;
+    pub const MAX_PER_PAGE: u64 = 100;
+
+    /// The page and page size, or a 400 for values out of range.
+    pub fn resolve(&self) -> Result<(u64, u64), ApiError> {
+        let page = self.page.unwrap_or(1);
+        let per_page = self.per_page.unwrap_or(Self::DEFAULT_PER_PAGE);
+        if page == 0 || page > 1_000_000 {
+            return Err(ApiError::MalformedRequest(
+                "page must be between 1 and 1000000".into(),
+            ));
+        }
+        if per_page == 0 || per_page > Self::MAX_PER_PAGE {
+            return Err(ApiError::MalformedRequest(
+                "per_page must be between 1 and 100".into(),
+            ));
+        }
+        Ok((page, per_page))
+    }
+}

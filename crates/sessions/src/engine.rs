@@ -1,0 +1,305 @@
+//! Session lifecycle: open (login), authenticate (every request), refresh, close (logout).
+
+use http::{HeaderMap, Method};
+use std::sync::Arc;
+
+use crate::store::{AnyStore, Ending, Rotation, SessionRecord, StoreError, TokenStore};
+use crate::token::TokenKeys;
+use crate::{AccessClaims, Clock, CookiePolicy, SessionContext, SessionId, read_cookie};
+
+/// The header a client echoes the CSRF cookie's value in.
+pub const CSRF_HEADER: &str = "x-csrf-token";
+
+/// Lifetimes of the specification (§5.3, §8) and the contract's concurrent-refresh window.
+#[derive(Debug, Clone, Copy)]
+pub struct SessionTimes {
+    pub access_seconds: i64,
+    pub session_seconds: i64,
+    pub grace_seconds: i64,
+}
+
+impl Default for SessionTimes {
+    fn default() -> Self {
+        Self {
+            access_seconds: 60 * 60,
+            session_seconds: 7 * 24 * 60 * 60,
+            grace_seconds: 10,
+        }
+    }
+}
+
+/// Why a request's session credentials were refused. Each maps to one error of the contract.
+#[derive(Debug, thiserror::Error)]
+pub enum SessionError {
+    #[error("no access cookie of this context")]
+    Unauthenticated,
+    #[error("access token is invalid")]
+    InvalidToken,
+    #[error("access token has expired")]
+    AccessExpired,
+    #[error("session has ended")]
+    SessionEnded,
+    #[error("CSRF token missing or wrong")]
+    CsrfFailed,
+    #[error(transparent)]
+    Store(#[from] StoreError),
+}
+
+/// A verified request: who it is and which session and access token it came with.
+#[derive(Debug, Clone, Copy)]
+pub struct Authenticated {
+    pub subject: i64,
+    pub ruid: SessionId,
+    pub uid: SessionId,
+}
+
+/// Fresh credentials after login or refresh, for the cookies and the response body.
+#[derive(Debug, Clone)]
+pub struct IssuedAccess {
+    pub subject: i64,
+    pub access_token: String,
+    pub csrf: String,
+    pub access_expires_at: i64,
+    pub session_expires_at: i64,
+}
+
+pub struct SessionEngine {
+    keys: TokenKeys,
+    store: AnyStore,
+    clock: Arc<dyn Clock>,
+    cookies: CookiePolicy,
+    times: SessionTimes,
+}
+
+impl SessionEngine {
+    pub fn new(
+        keys: TokenKeys,
+        store: AnyStore,
+        clock: Arc<dyn Clock>,
+        cookies: CookiePolicy,
+        times: SessionTimes,
+    ) -> Self {
+        Self {
+            keys,
+            store,
+            clock,
+            cookies,
+            times,
+        }
+    }
+
+    pub fn cookies(&self) -> &CookiePolicy {
+        &self.cookies
+    }
+
+    pub fn store(&self) -> &AnyStore {
+        &self.store
+    }
+
+    pub fn keys(&self) -> &TokenKeys {
+        &self.keys
+    }
+
+    pub fn now(&self) -> i64 {
+        self.clock.now()
+    }
+
+    /// Login: a new session for `subject` with a new refresh UID and access token.
+    pub async fn open(
+        &self,
+        context: &SessionContext,
+        subject: i64,
+    ) -> Result<IssuedAccess, SessionError> {
+        let now = self.clock.now();
+        let ruid = SessionId::random();
+        let record = SessionRecord {
+            subject,
+            access_uid: SessionId::random(),
+            access_iat: now,
+            previous_uid: None,
+            rotated_at: 0,
+            created_at: now,
+            expires_at: now + self.times.session_seconds,
+        };
+        self.store
+            .insert(context.namespace, &ruid, &record, now)
+            .await?;
+        Ok(self.issue(context, &ruid, &record))
+    }
+
+    /// Every authenticated request: signature, HS256, payload key, CSRF on unsafe methods,
+    /// session alive in the context's namespace, token's UID current, access not expired.
+    pub async fn authenticate(
+        &self,
+        context: &SessionContext,
+        method: &Method,
+        headers: &HeaderMap,
+    ) -> Result<Authenticated, SessionError> {
+        let claims = self.verified_claims(context, headers)?;
+        if !is_safe(method) {
+            self.check_csrf(headers, &claims.uid)?;
+        }
+        let now = self.clock.now();
+        let record = self
+            .store
+            .get(context.namespace, &claims.ruid, now)
+            .await?
+            .ok_or(SessionError::SessionEnded)?;
+        // A superseded token is never good for a read, not even inside the refresh grace window.
+        if record.access_uid != claims.uid || record.subject != claims.subject {
+            return Err(SessionError::SessionEnded);
+        }
+        if claims.exp <= now {
+            return Err(SessionError::AccessExpired);
+        }
+        Ok(Authenticated {
+            subject: claims.subject,
+            ruid: claims.ruid,
+            uid: claims.uid,
+        })
+    }
+
+    /// Like [`authenticate`](Self::authenticate), but any failure is "nobody": for areas that
+    /// identify a user when they can and proceed anonymously otherwise. Store faults still fail.
+    pub async fn identify(
+        &self,
+        context: &SessionContext,
+        method: &Method,
+        headers: &HeaderMap,
+    ) -> Result<Option<Authenticated>, StoreError> {
+        match self.authenticate(context, method, headers).await {
+            Ok(found) => Ok(Some(found)),
+            Err(SessionError::Store(error)) => Err(error),
+            Err(_) => Ok(None),
+        }
+    }
+
+    /// Refresh: new access UID and CSRF, same refresh UID and session end. An expired but
+    /// correctly signed access token is accepted while its session lives.
+    pub async fn refresh(
+        &self,
+        context: &SessionContext,
+        headers: &HeaderMap,
+    ) -> Result<IssuedAccess, SessionError> {
+        let claims = self.verified_claims(context, headers)?;
+        self.check_csrf(headers, &claims.uid)?;
+        let now = self.clock.now();
+        let rotation = self
+            .store
+            .rotate(
+                context.namespace,
+                &claims.ruid,
+                &claims.uid,
+                &SessionId::random(),
+                now,
+                self.times.grace_seconds,
+            )
+            .await?;
+        match rotation {
+            Rotation::Rotated(record) | Rotation::Replayed(record)
+                if record.subject == claims.subject =>
+            {
+                Ok(self.issue(context, &claims.ruid, &record))
+            }
+            Rotation::Superseded => {
+                tracing::warn!(
+                    context = context.name,
+                    identity_id = claims.subject,
+                    "superseded access token presented to refresh: session ended (possible theft)"
+                );
+                Err(SessionError::SessionEnded)
+            }
+            _ => Err(SessionError::SessionEnded),
+        }
+    }
+
+    /// Logout: ends the session the access cookie belongs to.
+    pub async fn close(
+        &self,
+        context: &SessionContext,
+        headers: &HeaderMap,
+    ) -> Result<i64, SessionError> {
+        let claims = self.verified_claims(context, headers)?;
+        self.check_csrf(headers, &claims.uid)?;
+        let now = self.clock.now();
+        match self
+            .store
+            .end(
+                context.namespace,
+                &claims.ruid,
+                &claims.uid,
+                now,
+                self.times.grace_seconds,
+            )
+            .await?
+        {
+            Ending::Ended => Ok(claims.subject),
+            Ending::Superseded => {
+                tracing::warn!(
+                    context = context.name,
+                    identity_id = claims.subject,
+                    "superseded access token presented to logout: session ended (possible theft)"
+                );
+                Err(SessionError::SessionEnded)
+            }
+            Ending::Missing => Err(SessionError::SessionEnded),
+        }
+    }
+
+    /// Ends every session of one context.
+    pub async fn flush(&self, context: &SessionContext) -> Result<u64, StoreError> {
+        self.store.flush(context.namespace).await
+    }
+
+    fn verified_claims(
+        &self,
+        context: &SessionContext,
+        headers: &HeaderMap,
+    ) -> Result<AccessClaims, SessionError> {
+        let token =
+            read_cookie(headers, context.access_cookie).ok_or(SessionError::Unauthenticated)?;
+        self.keys
+            .verify(context, token)
+            .map_err(|_| SessionError::InvalidToken)
+    }
+
+    fn check_csrf(&self, headers: &HeaderMap, uid: &SessionId) -> Result<(), SessionError> {
+        let presented = headers
+            .get(CSRF_HEADER)
+            .map(|v| v.as_bytes())
+            .ok_or(SessionError::CsrfFailed)?;
+        if self.keys.csrf_matches(uid, presented) {
+            Ok(())
+        } else {
+            Err(SessionError::CsrfFailed)
+        }
+    }
+
+    /// The access token and CSRF of a record's current access UID. Re-issuing from the same
+    /// record gives byte-identical values, which the grace-window replay relies on.
+    fn issue(
+        &self,
+        context: &SessionContext,
+        ruid: &SessionId,
+        record: &SessionRecord,
+    ) -> IssuedAccess {
+        let claims = AccessClaims {
+            subject: record.subject,
+            uid: record.access_uid,
+            ruid: *ruid,
+            iat: record.access_iat,
+            exp: record.access_iat + self.times.access_seconds,
+        };
+        IssuedAccess {
+            subject: record.subject,
+            access_token: self.keys.sign(context, &claims),
+            csrf: self.keys.csrf_for(&record.access_uid),
+            access_expires_at: claims.exp,
+            session_expires_at: record.expires_at,
+        }
+    }
+}
+
+fn is_safe(method: &Method) -> bool {
+    matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS)
+}

@@ -1,0 +1,214 @@
+//! Where sessions live: one namespace per context, records keyed by refresh UID.
+//!
+//! Every per-request operation touches exactly one record (O(1), no scans). Refresh and logout
+//! are atomic compare-and-swap operations on the current access UID, so however many refreshes
+//! race, a session rotates once, and a logout racing a refresh can never bring it back.
+
+mod memory;
+mod redis;
+
+pub use memory::MemoryStore;
+pub use redis::{RedisStore, RedisStoreConfig};
+
+use std::future::Future;
+
+use crate::SessionId;
+
+/// One session as the store holds it. The CSRF token is not stored: it is derived from
+/// `access_uid` (see [`crate::TokenKeys::csrf_for`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionRecord {
+    pub subject: i64,
+    /// UID of the one access token currently valid for this session.
+    pub access_uid: SessionId,
+    /// When the current access token was issued; with `access_uid` it re-creates the token.
+    pub access_iat: i64,
+    /// The access UID that was current until the last refresh, for the grace window.
+    pub previous_uid: Option<SessionId>,
+    /// When the last refresh happened (0 before the first).
+    pub rotated_at: i64,
+    pub created_at: i64,
+    pub expires_at: i64,
+}
+
+/// What a refresh compare-and-swap found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rotation {
+    /// The presented UID was current: the session now carries the new one.
+    Rotated(SessionRecord),
+    /// The presented UID was superseded less than the grace window ago: here is the result of
+    /// that refresh, unchanged.
+    Replayed(SessionRecord),
+    /// A superseded UID outside the grace window (token theft): the session has been ended.
+    Superseded,
+    /// No such session (logged out, ended, expired, never existed).
+    Missing,
+}
+
+/// What a logout found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Current (or grace-window) credentials: the session is ended.
+    Ended,
+    /// A superseded UID outside the grace window: the session has been ended all the same.
+    Superseded,
+    Missing,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The backing service is unreachable or failed; callers fail closed.
+    #[error("token store unavailable: {0}")]
+    Unavailable(String),
+    /// A record that cannot be read back (foreign or corrupt data).
+    #[error("token store record is corrupt")]
+    Corrupt,
+}
+
+/// The session store. `namespace` isolates contexts; `now` comes from the engine's clock.
+pub trait TokenStore: Send + Sync {
+    fn insert(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        record: &SessionRecord,
+        now: i64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// The live record, or `None` when it does not exist or has reached its end.
+    fn get(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        now: i64,
+    ) -> impl Future<Output = Result<Option<SessionRecord>, StoreError>> + Send;
+
+    fn rotate(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        presented: &SessionId,
+        new_uid: &SessionId,
+        now: i64,
+        grace_seconds: i64,
+    ) -> impl Future<Output = Result<Rotation, StoreError>> + Send;
+
+    fn end(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        presented: &SessionId,
+        now: i64,
+        grace_seconds: i64,
+    ) -> impl Future<Output = Result<Ending, StoreError>> + Send;
+
+    /// Ends every session of one namespace; returns how many records were removed.
+    fn flush(&self, namespace: &str) -> impl Future<Output = Result<u64, StoreError>> + Send;
+
+    fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+}
+
+/// The rules of a refresh, shared by every store that evaluates them in Rust.
+pub(crate) fn decide_rotation(
+    record: &mut SessionRecord,
+    presented: &SessionId,
+    new_uid: &SessionId,
+    now: i64,
+    grace_seconds: i64,
+) -> Rotation {
+    if record.access_uid == *presented {
+        record.previous_uid = Some(*presented);
+        record.access_uid = *new_uid;
+        record.access_iat = now;
+        record.rotated_at = now;
+        Rotation::Rotated(*record)
+    } else if in_grace(record, presented, now, grace_seconds) {
+        Rotation::Replayed(*record)
+    } else {
+        Rotation::Superseded
+    }
+}
+
+pub(crate) fn decide_ending(
+    record: &SessionRecord,
+    presented: &SessionId,
+    now: i64,
+    grace_seconds: i64,
+) -> Ending {
+    if record.access_uid == *presented || in_grace(record, presented, now, grace_seconds) {
+        Ending::Ended
+    } else {
+        Ending::Superseded
+    }
+}
+
+fn in_grace(record: &SessionRecord, presented: &SessionId, now: i64, grace_seconds: i64) -> bool {
+    record.previous_uid == Some(*presented) && now - record.rotated_at < grace_seconds
+}
+
+/// The store the application runs on, chosen by configuration.
+pub enum AnyStore {
+    Memory(MemoryStore),
+    Redis(RedisStore),
+}
+
+macro_rules! delegate {
+    ($self:ident, $store:ident => $call:expr) => {
+        match $self {
+            AnyStore::Memory($store) => $call.await,
+            AnyStore::Redis($store) => $call.await,
+        }
+    };
+}
+
+impl TokenStore for AnyStore {
+    async fn insert(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        record: &SessionRecord,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        delegate!(self, s => s.insert(namespace, ruid, record, now))
+    }
+
+    async fn get(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        now: i64,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        delegate!(self, s => s.get(namespace, ruid, now))
+    }
+
+    async fn rotate(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        presented: &SessionId,
+        new_uid: &SessionId,
+        now: i64,
+        grace_seconds: i64,
+    ) -> Result<Rotation, StoreError> {
+        delegate!(self, s => s.rotate(namespace, ruid, presented, new_uid, now, grace_seconds))
+    }
+
+    async fn end(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        presented: &SessionId,
+        now: i64,
+        grace_seconds: i64,
+    ) -> Result<Ending, StoreError> {
+        delegate!(self, s => s.end(namespace, ruid, presented, now, grace_seconds))
+    }
+
+    async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {
+        delegate!(self, s => s.flush(namespace))
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        delegate!(self, s => s.ping())
+    }
+}

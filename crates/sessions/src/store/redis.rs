@@ -1,0 +1,310 @@
+//! Redis (standalone or Cluster) store for production: shared by every API instance.
+//!
+//! A session is one hash at `{prefix}{namespace}:{{ruid}}`. The braces are a Cluster hash tag:
+//! every key of one session maps to one slot, so each Lua script touches a single slot. Records
+//! carry a TTL equal to the session's remaining life and disappear by themselves.
+
+use std::time::Duration;
+
+use fred::bytes::Bytes;
+use fred::prelude::*;
+use fred::types::scan::Scanner;
+use fred::types::scripts::Script;
+use futures::StreamExt;
+
+use super::{Ending, Rotation, SessionRecord, StoreError, TokenStore};
+use crate::SessionId;
+
+const FIELDS: [&str; 7] = ["s", "u", "i", "p", "r", "c", "e"];
+
+const INSERT: &str = r"
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', '', 'r', '0', 'c', ARGV[4], 'e', ARGV[5])
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+return 1
+";
+
+// Returns {1, record...} rotated, {2, record...} replayed, {3} superseded (deleted), {0} missing.
+const ROTATE: &str = r"
+local k = KEYS[1]
+local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e')
+if not f[1] then return {0} end
+local now = tonumber(ARGV[3])
+if tonumber(f[4]) <= now then redis.call('DEL', k) return {0} end
+if f[1] == ARGV[1] then
+  redis.call('HSET', k, 'p', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'r', ARGV[3])
+  local r = redis.call('HMGET', k, 's', 'u', 'i', 'p', 'r', 'c', 'e')
+  table.insert(r, 1, 1)
+  return r
+end
+if f[2] == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[4]) then
+  local r = redis.call('HMGET', k, 's', 'u', 'i', 'p', 'r', 'c', 'e')
+  table.insert(r, 1, 2)
+  return r
+end
+redis.call('DEL', k)
+return {3}
+";
+
+// Deletes the record whatever it holds; returns 1 ended, 2 superseded, 0 missing or expired.
+const END: &str = r"
+local k = KEYS[1]
+local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e')
+if not f[1] then return 0 end
+redis.call('DEL', k)
+local now = tonumber(ARGV[2])
+if tonumber(f[4]) <= now then return 0 end
+if f[1] == ARGV[1] or (f[2] == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[3])) then return 1 end
+return 2
+";
+
+#[derive(Debug, Clone)]
+pub struct RedisStoreConfig {
+    /// `redis://host:port[/db]`, or `redis-cluster://host:port?node=host:port...` for Cluster.
+    pub url: String,
+    /// Prefix of every key (`careers:`), so several deployments or tests share one server.
+    pub key_prefix: String,
+    /// How long one command may take before the request fails closed.
+    pub command_timeout: Duration,
+}
+
+pub struct RedisStore {
+    client: Client,
+    prefix: String,
+    insert: Script,
+    rotate: Script,
+    end: Script,
+}
+
+fn unavailable(error: Error) -> StoreError {
+    StoreError::Unavailable(error.details().to_owned())
+}
+
+impl RedisStore {
+    /// Builds the client and starts connecting. An unreachable server is not an error here:
+    /// the client keeps reconnecting, requests fail closed until it is back.
+    pub async fn connect(config: RedisStoreConfig) -> Result<Self, StoreError> {
+        if config
+            .key_prefix
+            .bytes()
+            .any(|b| matches!(b, b'*' | b'?' | b'[' | b']' | b'\\' | b'{' | b'}'))
+        {
+            return Err(StoreError::Unavailable(
+                "key prefix must not contain glob or hash-tag characters".into(),
+            ));
+        }
+        let mut redis_config = Config::from_url(&config.url).map_err(unavailable)?;
+        redis_config.fail_fast = true;
+        let timeout = config.command_timeout;
+        let client = Builder::from_config(redis_config)
+            .with_connection_config(|c| {
+                c.connection_timeout = timeout;
+                c.internal_command_timeout = timeout;
+                c.max_command_attempts = 2;
+            })
+            .with_performance_config(|p| p.default_command_timeout = timeout)
+            .set_policy(ReconnectPolicy::new_constant(0, 250))
+            .build()
+            .map_err(unavailable)?;
+        client.connect();
+        if tokio::time::timeout(timeout * 2, client.wait_for_connect())
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .is_none()
+        {
+            tracing::warn!("token store: Redis not reachable yet; retrying in the background");
+        }
+        Ok(Self {
+            client,
+            prefix: config.key_prefix,
+            insert: Script::from_lua(INSERT),
+            rotate: Script::from_lua(ROTATE),
+            end: Script::from_lua(END),
+        })
+    }
+
+    fn key(&self, namespace: &str, ruid: &SessionId) -> String {
+        format!("{}{}:{{{}}}", self.prefix, namespace, ruid)
+    }
+
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    async fn run<R: FromValue>(
+        &self,
+        script: &Script,
+        key: String,
+        args: Vec<Value>,
+    ) -> Result<R, StoreError> {
+        script
+            .evalsha_with_reload(&self.client, key, args)
+            .await
+            .map_err(unavailable)
+    }
+}
+
+fn uid_value(uid: &SessionId) -> Value {
+    Value::Bytes(Bytes::copy_from_slice(&uid.0))
+}
+
+fn int_of(value: &Value) -> Result<i64, StoreError> {
+    match value {
+        Value::Integer(i) => Ok(*i),
+        other => other
+            .as_bytes()
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .and_then(|s| s.parse().ok())
+            .ok_or(StoreError::Corrupt),
+    }
+}
+
+fn uid_of(value: &Value) -> Result<Option<SessionId>, StoreError> {
+    match value.as_bytes() {
+        Some([]) | None => Ok(None),
+        Some(bytes) => <[u8; 16]>::try_from(bytes)
+            .map(|b| Some(SessionId(b)))
+            .map_err(|_| StoreError::Corrupt),
+    }
+}
+
+/// Reads the seven fields in `FIELDS` order.
+fn record_of(fields: &[Value]) -> Result<SessionRecord, StoreError> {
+    let [s, u, i, p, r, c, e] = fields else {
+        return Err(StoreError::Corrupt);
+    };
+    Ok(SessionRecord {
+        subject: int_of(s)?,
+        access_uid: uid_of(u)?.ok_or(StoreError::Corrupt)?,
+        access_iat: int_of(i)?,
+        previous_uid: uid_of(p)?,
+        rotated_at: int_of(r)?,
+        created_at: int_of(c)?,
+        expires_at: int_of(e)?,
+    })
+}
+
+impl TokenStore for RedisStore {
+    async fn insert(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        record: &SessionRecord,
+        now: i64,
+    ) -> Result<(), StoreError> {
+        let ttl = (record.expires_at - now).max(1);
+        let args = vec![
+            Value::from(record.subject),
+            uid_value(&record.access_uid),
+            Value::from(record.access_iat),
+            Value::from(record.created_at),
+            Value::from(record.expires_at),
+            Value::from(ttl),
+        ];
+        self.run::<Value>(&self.insert, self.key(namespace, ruid), args)
+            .await
+            .map(drop)
+    }
+
+    async fn get(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        now: i64,
+    ) -> Result<Option<SessionRecord>, StoreError> {
+        let fields: Vec<Value> = self
+            .client
+            .hmget(self.key(namespace, ruid), FIELDS.to_vec())
+            .await
+            .map_err(unavailable)?;
+        if fields.first().is_none_or(Value::is_null) {
+            return Ok(None);
+        }
+        let record = record_of(&fields)?;
+        Ok((record.expires_at > now).then_some(record))
+    }
+
+    async fn rotate(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        presented: &SessionId,
+        new_uid: &SessionId,
+        now: i64,
+        grace_seconds: i64,
+    ) -> Result<Rotation, StoreError> {
+        let args = vec![
+            uid_value(presented),
+            uid_value(new_uid),
+            Value::from(now),
+            Value::from(grace_seconds),
+        ];
+        let reply: Vec<Value> = self
+            .run(&self.rotate, self.key(namespace, ruid), args)
+            .await?;
+        match reply.split_first() {
+            Some((code, rest)) => match int_of(code)? {
+                1 => Ok(Rotation::Rotated(record_of(rest)?)),
+                2 => Ok(Rotation::Replayed(record_of(rest)?)),
+                3 => Ok(Rotation::Superseded),
+                _ => Ok(Rotation::Missing),
+            },
+            None => Err(StoreError::Corrupt),
+        }
+    }
+
+    async fn end(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        presented: &SessionId,
+        now: i64,
+        grace_seconds: i64,
+    ) -> Result<Ending, StoreError> {
+        let args = vec![
+            uid_value(presented),
+            Value::from(now),
+            Value::from(grace_seconds),
+        ];
+        let code: i64 = self.run(&self.end, self.key(namespace, ruid), args).await?;
+        Ok(match code {
+            1 => Ending::Ended,
+            2 => Ending::Superseded,
+            _ => Ending::Missing,
+        })
+    }
+
+    async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {
+        let pattern = format!("{}{}:*", self.prefix, namespace);
+        let mut removed = 0u64;
+        // Cluster: SCAN runs on every primary; each key is unlinked on its own node.
+        let mut pages = if self.client.is_clustered() {
+            self.client.scan_cluster(pattern, Some(1000), None).boxed()
+        } else {
+            self.client.scan(pattern, Some(1000), None).boxed()
+        };
+        while let Some(page) = pages.next().await {
+            let mut page = page.map_err(unavailable)?;
+            if let Some(keys) = page.take_results()
+                && !keys.is_empty()
+            {
+                let pipeline = self.client.pipeline();
+                for key in keys {
+                    let _: () = pipeline.unlink(key).await.map_err(unavailable)?;
+                }
+                let counts: Vec<i64> = pipeline.all().await.map_err(unavailable)?;
+                removed += counts.iter().sum::<i64>() as u64;
+            }
+            page.next();
+        }
+        Ok(removed)
+    }
+
+    async fn ping(&self) -> Result<(), StoreError> {
+        self.client
+            .ping::<Value>(None)
+            .await
+            .map(drop)
+            .map_err(unavailable)
+    }
+}

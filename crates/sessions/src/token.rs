@@ -1,0 +1,237 @@
+//! HS256 access tokens and the CSRF tokens bound to them.
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, Mac};
+use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use serde::ser::SerializeMap;
+use serde::{Deserialize, Serialize, Serializer};
+use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::fmt;
+use subtle::ConstantTimeEq;
+
+use crate::{SessionContext, SessionId};
+
+/// The HS256 signing key. Its `Debug` never shows the bytes.
+#[derive(Clone)]
+pub struct SigningSecret(Vec<u8>);
+
+impl SigningSecret {
+    pub const MIN_LEN: usize = 32;
+
+    pub fn new(bytes: Vec<u8>) -> Result<Self, &'static str> {
+        if bytes.len() < Self::MIN_LEN {
+            return Err("JWT_SIGNING_SECRET must be at least 32 bytes");
+        }
+        Ok(Self(bytes))
+    }
+
+    pub fn random() -> Self {
+        let mut bytes = vec![0u8; 64];
+        getrandom::fill(&mut bytes).expect("operating system random number generator failed");
+        Self(bytes)
+    }
+}
+
+impl fmt::Debug for SigningSecret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SigningSecret(<redacted>)")
+    }
+}
+
+/// The claims of an access token. `subject` is written under the context's payload key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AccessClaims {
+    pub subject: i64,
+    pub uid: SessionId,
+    pub ruid: SessionId,
+    pub iat: i64,
+    pub exp: i64,
+}
+
+struct WireOut<'a> {
+    payload_key: &'a str,
+    claims: &'a AccessClaims,
+}
+
+impl Serialize for WireOut<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(5))?;
+        map.serialize_entry(self.payload_key, &self.claims.subject)?;
+        map.serialize_entry("uid", &self.claims.uid.to_string())?;
+        map.serialize_entry("ruid", &self.claims.ruid.to_string())?;
+        map.serialize_entry("iat", &self.claims.iat)?;
+        map.serialize_entry("exp", &self.claims.exp)?;
+        map.end()
+    }
+}
+
+#[derive(Deserialize)]
+struct WireIn {
+    uid: String,
+    ruid: String,
+    iat: i64,
+    exp: i64,
+    #[serde(flatten)]
+    rest: HashMap<String, serde_json::Value>,
+}
+
+/// Why a token was not accepted. Expiry is not one of them: the engine decides what an expired
+/// token may still do (refresh, logout) against its own clock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenRejection {
+    /// Bad signature, malformed, wrong algorithm, or the payload key of another context.
+    Invalid,
+}
+
+/// Signing and verification keys plus the CSRF key derived from the same secret.
+pub struct TokenKeys {
+    encoding: EncodingKey,
+    decoding: DecodingKey,
+    validation: Validation,
+    header: Header,
+    csrf_key: [u8; 32],
+}
+
+impl TokenKeys {
+    pub fn new(secret: &SigningSecret) -> Self {
+        let mut validation = Validation::new(Algorithm::HS256);
+        // Expiry is checked by the engine against its injected clock; "exp" is still required
+        // by the claims type itself.
+        validation.validate_exp = false;
+        validation.validate_nbf = false;
+        validation.validate_aud = false;
+        validation.required_spec_claims.clear();
+        validation.leeway = 0;
+        let csrf_key: [u8; 32] = Sha256::new()
+            .chain_update(b"careers-api/csrf/v1\0")
+            .chain_update(&secret.0)
+            .finalize()
+            .into();
+        Self {
+            encoding: EncodingKey::from_secret(&secret.0),
+            decoding: DecodingKey::from_secret(&secret.0),
+            validation,
+            header: Header::new(Algorithm::HS256),
+            csrf_key,
+        }
+    }
+
+    /// Signs the claims. The same claims always give the same bytes (HS256 is deterministic).
+    pub fn sign(&self, context: &SessionContext, claims: &AccessClaims) -> String {
+        let wire = WireOut {
+            payload_key: context.payload_key,
+            claims,
+        };
+        // Serialising integers and strings into JSON and HMAC-ing them cannot fail.
+        jsonwebtoken::encode(&self.header, &wire, &self.encoding)
+            .expect("HS256 signing of plain claims cannot fail")
+    }
+
+    /// Verifies signature and algorithm (HS256 only) and reads the claims of `context`.
+    pub fn verify(
+        &self,
+        context: &SessionContext,
+        token: &str,
+    ) -> Result<AccessClaims, TokenRejection> {
+        let data = jsonwebtoken::decode::<WireIn>(token, &self.decoding, &self.validation)
+            .map_err(|_| TokenRejection::Invalid)?;
+        let wire = data.claims;
+        let subject = wire
+            .rest
+            .get(context.payload_key)
+            .and_then(serde_json::Value::as_i64)
+            .ok_or(TokenRejection::Invalid)?;
+        Ok(AccessClaims {
+            subject,
+            uid: SessionId::parse(&wire.uid).ok_or(TokenRejection::Invalid)?,
+            ruid: SessionId::parse(&wire.ruid).ok_or(TokenRejection::Invalid)?,
+            iat: wire.iat,
+            exp: wire.exp,
+        })
+    }
+
+    /// The CSRF token bound to an access token: HMAC-SHA256 of its UID.
+    pub fn csrf_for(&self, uid: &SessionId) -> String {
+        URL_SAFE_NO_PAD.encode(self.csrf_mac(uid))
+    }
+
+    /// Constant-time comparison of a presented CSRF token with the one bound to `uid`.
+    pub fn csrf_matches(&self, uid: &SessionId, presented: &[u8]) -> bool {
+        let expected = self.csrf_for(uid);
+        expected.as_bytes().ct_eq(presented).into()
+    }
+
+    fn csrf_mac(&self, uid: &SessionId) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.csrf_key)
+            .expect("HMAC accepts keys of any length");
+        mac.update(&uid.0);
+        mac.finalize().into_bytes().into()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const USER: SessionContext = SessionContext {
+        name: "user",
+        payload_key: "user_id",
+        access_cookie: "jwt_access",
+        csrf_cookie: "CSRF_TOKEN",
+        namespace: "default",
+    };
+    const ADMIN: SessionContext = SessionContext {
+        name: "admin",
+        payload_key: "admin_id",
+        access_cookie: "team_jwt_access",
+        csrf_cookie: "TEAM_CSRF_TOKEN",
+        namespace: "team",
+    };
+
+    fn keys() -> TokenKeys {
+        TokenKeys::new(&SigningSecret::new(vec![7u8; 32]).unwrap())
+    }
+
+    fn claims() -> AccessClaims {
+        AccessClaims {
+            subject: 42,
+            uid: SessionId::random(),
+            ruid: SessionId::random(),
+            iat: 1_700_000_000,
+            exp: 1_700_003_600,
+        }
+    }
+
+    #[test]
+    fn signing_is_deterministic_and_round_trips() {
+        let keys = keys();
+        let c = claims();
+        let a = keys.sign(&USER, &c);
+        assert_eq!(a, keys.sign(&USER, &c));
+        assert_eq!(keys.verify(&USER, &a), Ok(c));
+    }
+
+    #[test]
+    fn other_contexts_payload_key_is_rejected() {
+        let keys = keys();
+        let token = keys.sign(&ADMIN, &claims());
+        assert_eq!(keys.verify(&USER, &token), Err(TokenRejection::Invalid));
+    }
+
+    #[test]
+    fn short_secret_is_refused() {
+        assert!(SigningSecret::new(vec![1u8; 31]).is_err());
+    }
+
+    #[test]
+    fn csrf_is_bound_to_the_access_uid() {
+        let keys = keys();
+        let (a, b) = (SessionId::random(), SessionId::random());
+        let csrf = keys.csrf_for(&a);
+        assert!(keys.csrf_matches(&a, csrf.as_bytes()));
+        assert!(!keys.csrf_matches(&b, csrf.as_bytes()));
+        assert!(!keys.csrf_matches(&a, b""));
+    }
+}
