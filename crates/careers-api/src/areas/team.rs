@@ -20,8 +20,8 @@ pub fn routes() -> Router<AppState> {
 #[derive(Debug, Deserialize)]
 struct UserListParams {
     q: Option<String>,
-    #[serde(flatten)]
-    page: PageParams,
+    page: Option<u64>,
+    per_page: Option<u64>,
 }
 
 #[derive(Serialize)]
@@ -36,7 +36,11 @@ async fn list_users(
     axum::extract::State(state): axum::extract::State<AppState>,
     Query(params): Query<UserListParams>,
 ) -> Result<Json<UserList>, ApiError> {
-    let (page, per_page) = params.page.resolve()?;
+    let (page, per_page) = PageParams {
+        page: params.page,
+        per_page: params.per_page,
+    }
+    .resolve()?;
     let (rows, total) =
         db::identities::list_users(&state.db, params.q.as_deref(), page, per_page).await?;
     Ok(Json(UserList {

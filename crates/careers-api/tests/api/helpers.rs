@@ -1,0 +1,413 @@
+//! `spawn_app()`: the real router on a random port, a manual clock, and a fresh database
+//! (SQLite file or PostgreSQL schema) and token-store namespace prefix per test.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use careers_api::app::{self, AppState};
+use careers_api::areas::{ADMIN, USER};
+use careers_api::config::Config;
+use careers_api::db;
+use reqwest::{Method, RequestBuilder, Response, StatusCode};
+use sea_orm::ConnectionTrait;
+use serde_json::{Value, json};
+use sessions::{AccessClaims, ManualClock, SessionContext, SessionRecord, TokenStore};
+
+pub const SECRET: &str = "test-signing-secret-of-at-least-32-bytes!";
+pub const PASSWORD: &str = "correct-horse-battery";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    SqliteMemory,
+    PostgresRedis,
+}
+
+impl Backend {
+    /// The PostgreSQL + Redis pair runs when TEST_DATABASE_URL and TEST_REDIS_URL are set.
+    /// With REQUIRE_EXTERNAL_BACKENDS=1 (CI) a missing variable fails instead of skipping.
+    pub fn available(self) -> bool {
+        if self == Backend::SqliteMemory {
+            return true;
+        }
+        let present =
+            std::env::var("TEST_DATABASE_URL").is_ok() && std::env::var("TEST_REDIS_URL").is_ok();
+        if !present {
+            assert!(
+                std::env::var("REQUIRE_EXTERNAL_BACKENDS").as_deref() != Ok("1"),
+                "REQUIRE_EXTERNAL_BACKENDS=1 but TEST_DATABASE_URL / TEST_REDIS_URL are not set"
+            );
+            eprintln!(
+                "skipped: PostgreSQL + Redis suite needs TEST_DATABASE_URL and TEST_REDIS_URL"
+            );
+        }
+        present
+    }
+}
+
+pub fn random_suffix() -> String {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).unwrap();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+pub struct TestApp {
+    pub base: String,
+    pub client: reqwest::Client,
+    pub clock: Arc<ManualClock>,
+    pub state: AppState,
+    /// Environment given to `Config::from_lookup`, reused by CLI tests.
+    pub env: HashMap<String, String>,
+    sqlite_file: Option<std::path::PathBuf>,
+}
+
+impl Drop for TestApp {
+    fn drop(&mut self) {
+        if let Some(file) = &self.sqlite_file {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+            }
+        }
+    }
+}
+
+impl TestApp {
+    pub async fn spawn(backend: Backend) -> TestApp {
+        Self::spawn_with(backend, &[]).await
+    }
+
+    /// Spawns with extra environment (`APP_ENV`, `COOKIE_DOMAIN`...), validated by `Config`.
+    pub async fn spawn_with(backend: Backend, overrides: &[(&str, &str)]) -> TestApp {
+        let suffix = random_suffix();
+        let mut env: HashMap<String, String> = HashMap::from([
+            ("APP_ENV".into(), "test".into()),
+            ("JWT_SIGNING_SECRET".into(), SECRET.into()),
+            ("REDIS_KEY_PREFIX".into(), format!("careers-test:{suffix}:")),
+        ]);
+        let mut sqlite_file = None;
+        match backend {
+            Backend::SqliteMemory => {
+                let file = std::env::temp_dir().join(format!("careers-test-{suffix}.db"));
+                env.insert(
+                    "DATABASE_URL".into(),
+                    format!("sqlite://{}", file.display()),
+                );
+                sqlite_file = Some(file);
+            }
+            Backend::PostgresRedis => {
+                let url = std::env::var("TEST_DATABASE_URL").unwrap();
+                let schema = format!("careers_test_{suffix}");
+                let admin = sea_orm::Database::connect(&url)
+                    .await
+                    .expect("connect TEST_DATABASE_URL");
+                admin
+                    .execute_unprepared(&format!("CREATE SCHEMA {schema}"))
+                    .await
+                    .expect("create test schema");
+                admin.close().await.ok();
+                env.insert("DATABASE_URL".into(), url);
+                env.insert("DATABASE_SCHEMA".into(), schema);
+                env.insert("REDIS_URL".into(), std::env::var("TEST_REDIS_URL").unwrap());
+            }
+        }
+        for (key, value) in overrides {
+            env.insert((*key).into(), (*value).into());
+        }
+        // Production and staging refuse to start without Redis; the memory backend still gets
+        // validated as they would be, then runs on its own store.
+        let mut lookup = env.clone();
+        lookup
+            .entry("REDIS_URL".into())
+            .or_insert_with(|| "redis://127.0.0.1:6379".into());
+        let mut config =
+            Config::from_lookup(|name| lookup.get(name).cloned()).expect("valid test config");
+        if backend == Backend::SqliteMemory {
+            config.redis_url = None;
+        }
+        let clock = Arc::new(ManualClock::new());
+        let state = AppState::build(config, clock.clone())
+            .await
+            .expect("app state");
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base = format!("http://{}", listener.local_addr().unwrap());
+        let router = app::build_router(state.clone());
+        tokio::spawn(app::serve(listener, router, std::future::pending()));
+        TestApp {
+            base,
+            client: reqwest::Client::builder()
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .unwrap(),
+            clock,
+            state,
+            env,
+            sqlite_file,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{}", self.base, path)
+    }
+
+    pub fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.client.request(method, self.url(path))
+    }
+
+    pub async fn create_user(&self, email: &str) -> i64 {
+        let digest = self.state.passwords.hash(PASSWORD.into()).await.unwrap();
+        db::identities::create_user(
+            &self.state.db,
+            db::identities::NewUser {
+                email: email.into(),
+                password_digest: digest,
+                first_name: "Ada".into(),
+                last_name: "Lovelace".into(),
+                phone_code: "+44".into(),
+                mobile: "7700900123".into(),
+                country_id: 2,
+            },
+        )
+        .await
+        .unwrap()
+        .id
+    }
+
+    pub async fn create_admin(&self, email: &str) -> i64 {
+        let digest = self.state.passwords.hash(PASSWORD.into()).await.unwrap();
+        db::identities::create_admin(
+            &self.state.db,
+            db::identities::NewAdmin {
+                email: email.into(),
+                password_digest: digest,
+                first_name: "Grace".into(),
+                last_name: "Hopper".into(),
+            },
+        )
+        .await
+        .unwrap()
+        .id
+    }
+
+    pub async fn login_raw(&self, ctx: &SessionContext, email: &str, password: &str) -> Response {
+        self.request(Method::POST, session_path(ctx))
+            .json(&json!({ "email": email, "password": password }))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// Logs in and returns the credentials the cookies carry.
+    pub async fn login(&self, ctx: &SessionContext, email: &str) -> Creds {
+        let response = self.login_raw(ctx, email, PASSWORD).await;
+        assert_eq!(response.status(), StatusCode::CREATED, "login of {email}");
+        Creds::from_response(ctx, &response)
+    }
+
+    /// A user with a session: (user id, credentials).
+    pub async fn user_session(&self, email: &str) -> (i64, Creds) {
+        let id = self.create_user(email).await;
+        (id, self.login(&USER, email).await)
+    }
+
+    pub async fn admin_session(&self, email: &str) -> (i64, Creds) {
+        let id = self.create_admin(email).await;
+        (id, self.login(&ADMIN, email).await)
+    }
+
+    pub async fn refresh(&self, creds: &Creds) -> Response {
+        creds
+            .with_csrf(self.request(Method::PATCH, &current_path(&creds.ctx)))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub async fn logout(&self, creds: &Creds) -> Response {
+        creds
+            .with_csrf(self.request(Method::DELETE, &current_path(&creds.ctx)))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// A read in the creds' own area: the user's own record or the admin user list.
+    pub async fn read(&self, creds: &Creds, subject: i64) -> Response {
+        let path = if creds.ctx == USER {
+            format!("/identities/user/{subject}")
+        } else {
+            "/admin-user/identities/users".to_string()
+        };
+        creds
+            .with_cookies(self.request(Method::GET, &path))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    pub fn claims(&self, creds: &Creds) -> AccessClaims {
+        self.state
+            .sessions
+            .keys()
+            .verify(&creds.ctx, &creds.access)
+            .expect("own token verifies")
+    }
+
+    pub async fn record(&self, creds: &Creds) -> Option<SessionRecord> {
+        let claims = self.claims(creds);
+        self.state
+            .sessions
+            .store()
+            .get(
+                creds.ctx.namespace,
+                &claims.ruid,
+                sessions::Clock::now(&*self.clock),
+            )
+            .await
+            .unwrap()
+    }
+}
+
+pub fn session_path(ctx: &SessionContext) -> &'static str {
+    if *ctx == USER {
+        "/identities/sessions"
+    } else {
+        "/team/identities/admins/sessions"
+    }
+}
+
+pub fn current_path(ctx: &SessionContext) -> String {
+    format!("{}/current", session_path(ctx))
+}
+
+/// The access token and CSRF token of one session, as the cookies carry them.
+#[derive(Debug, Clone)]
+pub struct Creds {
+    pub ctx: SessionContext,
+    pub access: String,
+    pub csrf: String,
+}
+
+impl Creds {
+    pub fn from_response(ctx: &SessionContext, response: &Response) -> Creds {
+        let cookies = set_cookies(response);
+        let find = |name: &str| {
+            cookies
+                .iter()
+                .find(|c| c.name == name)
+                .unwrap_or_else(|| panic!("cookie {name} set"))
+                .value
+                .clone()
+        };
+        Creds {
+            ctx: *ctx,
+            access: find(ctx.access_cookie),
+            csrf: find(ctx.csrf_cookie),
+        }
+    }
+
+    pub fn cookie_header(&self) -> String {
+        format!(
+            "{}={}; {}={}",
+            self.ctx.access_cookie, self.access, self.ctx.csrf_cookie, self.csrf
+        )
+    }
+
+    pub fn with_cookies(&self, request: RequestBuilder) -> RequestBuilder {
+        request.header("cookie", self.cookie_header())
+    }
+
+    pub fn with_csrf(&self, request: RequestBuilder) -> RequestBuilder {
+        self.with_cookies(request)
+            .header("x-csrf-token", &self.csrf)
+    }
+}
+
+/// One parsed `Set-Cookie` header.
+#[derive(Debug, Clone)]
+pub struct SetCookie {
+    pub name: String,
+    pub value: String,
+    pub attrs: Vec<(String, Option<String>)>,
+}
+
+impl SetCookie {
+    pub fn attr(&self, name: &str) -> Option<Option<&str>> {
+        self.attrs
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_deref())
+    }
+
+    pub fn has(&self, name: &str) -> bool {
+        self.attr(name).is_some()
+    }
+
+    pub fn value_of(&self, name: &str) -> Option<&str> {
+        self.attr(name).flatten()
+    }
+}
+
+pub fn set_cookies(response: &Response) -> Vec<SetCookie> {
+    response
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| {
+            let text = v.to_str().unwrap();
+            let mut parts = text.split(';').map(str::trim);
+            let (name, value) = parts.next().unwrap().split_once('=').unwrap();
+            SetCookie {
+                name: name.into(),
+                value: value.into(),
+                attrs: parts
+                    .map(|p| match p.split_once('=') {
+                        Some((k, v)) => (k.to_string(), Some(v.to_string())),
+                        None => (p.to_string(), None),
+                    })
+                    .collect(),
+            }
+        })
+        .collect()
+}
+
+/// Asserts the contract's error body and returns it.
+pub async fn assert_error(response: Response, status: StatusCode, code: &str) -> Value {
+    assert_eq!(response.status(), status, "status for expected {code}");
+    let body: Value = response.json().await.expect("JSON error body");
+    assert_eq!(body["error"]["code"], code, "body: {body}");
+    assert!(body["error"]["message"].is_string(), "body: {body}");
+    body
+}
+
+/// Declares each test once and runs it on SQLite + memory and on PostgreSQL + Redis.
+#[macro_export]
+macro_rules! backend_tests {
+    ($( $(#[$meta:meta])* async fn $name:ident($backend:ident) $body:block )*) => {
+        mod sqlite_memory {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                $(#[$meta])*
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let $backend = $crate::helpers::Backend::SqliteMemory;
+                    $body
+                }
+            )*
+        }
+        mod postgres_redis {
+            #[allow(unused_imports)]
+            use super::*;
+            $(
+                $(#[$meta])*
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    let $backend = $crate::helpers::Backend::PostgresRedis;
+                    if !$backend.available() {
+                        return;
+                    }
+                    $body
+                }
+            )*
+        }
+    };
+}

@@ -1,0 +1,104 @@
+//! Routes, methods and request errors (CONTRACT §4, specification §4.1 rule 4).
+
+use reqwest::{Method, StatusCode};
+
+use crate::backend_tests;
+use crate::helpers::*;
+
+backend_tests! {
+    async fn there_are_no_verb_routes(backend) {
+        let app = TestApp::spawn(backend).await;
+        for path in [
+            "/login", "/logout", "/refresh",
+            "/identities/login", "/identities/logout", "/identities/refresh",
+            "/identities/sessions/login", "/team/identities/admins/login",
+            "/team/login", "/team/logout", "/team/refresh",
+        ] {
+            for method in [Method::GET, Method::POST] {
+                let response = app.request(method, path).send().await.unwrap();
+                assert_error(response, StatusCode::NOT_FOUND, "not_found").await;
+            }
+        }
+    }
+
+    async fn a_wrong_method_is_405_with_allow(backend) {
+        let app = TestApp::spawn(backend).await;
+        let cases = [
+            (Method::GET, "/identities/sessions", "POST"),
+            (Method::POST, "/identities/sessions/current", "PATCH"),
+            (Method::PUT, "/team/identities/admins/sessions/current", "DELETE"),
+        ];
+        for (method, path, allowed) in cases {
+            let response = app.request(method, path).send().await.unwrap();
+            let allow = response.headers().get("allow").expect("Allow header").to_str().unwrap().to_owned();
+            assert!(allow.contains(allowed), "{path}: {allow}");
+            assert_error(response, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+        }
+    }
+
+    async fn login_bodies_must_be_json(backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_user("ada@example.com").await;
+        let form = app
+            .request(Method::POST, "/identities/sessions")
+            .header("content-type", "application/x-www-form-urlencoded")
+            .body(format!("email=ada@example.com&password={PASSWORD}"))
+            .send()
+            .await
+            .unwrap();
+        assert!(set_cookies(&form).is_empty());
+        assert_error(form, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type").await;
+        let broken = app
+            .request(Method::POST, "/identities/sessions")
+            .header("content-type", "application/json")
+            .body("{\"email\": ")
+            .send()
+            .await
+            .unwrap();
+        assert_error(broken, StatusCode::BAD_REQUEST, "malformed_request").await;
+        let wrong_type = app
+            .request(Method::POST, "/identities/sessions")
+            .json(&serde_json::json!({ "email": 42, "password": PASSWORD }))
+            .send()
+            .await
+            .unwrap();
+        assert_error(wrong_type, StatusCode::BAD_REQUEST, "malformed_request").await;
+        let huge = app
+            .request(Method::POST, "/identities/sessions")
+            .header("content-type", "application/json")
+            .body(format!("{{\"email\":\"{}\"}}", "a".repeat(70 * 1024)))
+            .send()
+            .await
+            .unwrap();
+        assert_error(huge, StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large").await;
+    }
+
+    async fn a_bad_path_parameter_is_400(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (_, creds) = app.user_session("ada@example.com").await;
+        let response = creds
+            .with_cookies(app.request(Method::GET, "/identities/user/not-a-number"))
+            .send()
+            .await
+            .unwrap();
+        assert_error(response, StatusCode::BAD_REQUEST, "malformed_request").await;
+    }
+
+    async fn health_reports_live_and_ready(backend) {
+        let app = TestApp::spawn(backend).await;
+        let live = app.request(Method::GET, "/health/live").send().await.unwrap();
+        assert_eq!(live.status(), StatusCode::OK);
+        let ready = app.request(Method::GET, "/health/ready").send().await.unwrap();
+        assert_eq!(ready.status(), StatusCode::OK);
+        let body: serde_json::Value = ready.json().await.unwrap();
+        assert_eq!(body, serde_json::json!({"status": "ready", "database": "up", "token_store": "up"}));
+    }
+
+    async fn session_responses_are_not_cached(backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_user("ada@example.com").await;
+        let login = app.login_raw(&careers_api::areas::USER, "ada@example.com", PASSWORD).await;
+        assert_eq!(login.headers()["cache-control"], "no-store");
+        assert_eq!(login.headers()["x-content-type-options"], "nosniff");
+    }
+}
