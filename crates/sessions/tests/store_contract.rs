@@ -208,7 +208,8 @@ store_tests! {
             let (ruid, record) = store.insert_new(DEFAULT, 5).await;
             let new_uid = SessionId::random();
             let at = NOW + 60;
-            let rotated = match store.rotate_to(DEFAULT, &ruid, &record.access_uid, &new_uid, at).await {
+            let outcome = store.rotate_to(DEFAULT, &ruid, &record.access_uid, &new_uid, at).await;
+            let rotated = match outcome {
                 Rotation::Rotated(rotated) => rotated,
                 other => panic!("expected Rotated, got {other:?}"),
             };
@@ -320,7 +321,13 @@ store_tests! {
             // Expired: presenting the current uid at `expires_at` finds nothing.
             let (ruid, record) = store.insert_new(DEFAULT, 2).await;
             let outcome = store
-                .rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), record.expires_at)
+                .rotate_to(
+                    DEFAULT,
+                    &ruid,
+                    &record.access_uid,
+                    &SessionId::random(),
+                    record.expires_at,
+                )
                 .await;
             assert_eq!(outcome, Rotation::Missing);
             assert_eq!(store.read(DEFAULT, &ruid, record.expires_at).await, None);
@@ -330,10 +337,16 @@ store_tests! {
         async fn end_ends_current_and_grace_uids_supersedes_stale_and_reports_missing(store) {
             // The current uid.
             let (ruid, record) = store.insert_new(DEFAULT, 1).await;
-            assert_eq!(store.end_with(DEFAULT, &ruid, &record.access_uid, NOW + 1).await, Ending::Ended);
+            assert_eq!(
+                store.end_with(DEFAULT, &ruid, &record.access_uid, NOW + 1).await,
+                Ending::Ended
+            );
             assert_eq!(store.read(DEFAULT, &ruid, NOW + 1).await, None);
             // Ending twice finds nothing.
-            assert_eq!(store.end_with(DEFAULT, &ruid, &record.access_uid, NOW + 1).await, Ending::Missing);
+            assert_eq!(
+                store.end_with(DEFAULT, &ruid, &record.access_uid, NOW + 1).await,
+                Ending::Missing
+            );
 
             // The previous uid inside the grace window (last second of it).
             let (ruid, record) = store.insert_new(DEFAULT, 2).await;
@@ -362,7 +375,10 @@ store_tests! {
 
             // An unrelated uid: superseded, ended all the same.
             let (ruid, _) = store.insert_new(DEFAULT, 4).await;
-            assert_eq!(store.end_with(DEFAULT, &ruid, &SessionId::random(), NOW).await, Ending::Superseded);
+            assert_eq!(
+                store.end_with(DEFAULT, &ruid, &SessionId::random(), NOW).await,
+                Ending::Superseded
+            );
             assert_eq!(store.read(DEFAULT, &ruid, NOW).await, None);
 
             // Missing: never existed, or expired.
@@ -457,7 +473,10 @@ store_tests! {
 
                 // Before or after a rotation, the presented uid is current or in its grace.
                 assert_eq!(ending, Ending::Ended, "round {round}");
-                let rotated = rotations.iter().filter(|o| matches!(o, Rotation::Rotated(_))).count();
+                let rotated = rotations
+                    .iter()
+                    .filter(|o| matches!(o, Rotation::Rotated(_)))
+                    .count();
                 assert!(rotated <= 1, "round {round}: {rotations:?}");
                 assert!(
                     rotations.iter().all(|o| matches!(
@@ -469,14 +488,18 @@ store_tests! {
                 assert_eq!(store.read(DEFAULT, &ruid, at).await, None, "round {round}");
                 // Nothing can bring it back: not the old uid, not whichever uid won.
                 assert_eq!(
-                    store.rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), at).await,
+                    store
+                        .rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), at)
+                        .await,
                     Rotation::Missing
                 );
                 if let Some(Rotation::Rotated(won)) =
                     rotations.iter().find(|o| matches!(o, Rotation::Rotated(_)))
                 {
                     assert_eq!(
-                        store.rotate_to(DEFAULT, &ruid, &won.access_uid, &SessionId::random(), at).await,
+                        store
+                            .rotate_to(DEFAULT, &ruid, &won.access_uid, &SessionId::random(), at)
+                            .await,
                         Rotation::Missing
                     );
                 }

@@ -18,8 +18,8 @@ use crate::SessionId;
 const FIELDS: [&str; 7] = ["s", "u", "i", "p", "r", "c", "e"];
 
 const INSERT: &str = r"
-redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', '', 'r', '0', 'c', ARGV[4], 'e', ARGV[5])
-redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', ARGV[4], 'r', ARGV[5], 'c', ARGV[6], 'e', ARGV[7])
+redis.call('EXPIRE', KEYS[1], ARGV[8])
 return 1
 ";
 
@@ -144,6 +144,14 @@ impl RedisStore {
     }
 }
 
+/// Namespaces are plain names: letters, digits, `_` and `-`.
+fn valid_namespace(namespace: &str) -> bool {
+    !namespace.is_empty()
+        && namespace
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
 fn uid_value(uid: &SessionId) -> Value {
     Value::Bytes(Bytes::copy_from_slice(&uid.0))
 }
@@ -197,6 +205,11 @@ impl TokenStore for RedisStore {
             Value::from(record.subject),
             uid_value(&record.access_uid),
             Value::from(record.access_iat),
+            record
+                .previous_uid
+                .as_ref()
+                .map_or_else(|| Value::from(""), uid_value),
+            Value::from(record.rotated_at),
             Value::from(record.created_at),
             Value::from(record.expires_at),
             Value::from(ttl),
@@ -275,6 +288,12 @@ impl TokenStore for RedisStore {
     }
 
     async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {
+        // A pattern must match this namespace only: `a` must not also flush `a:b` or act as a glob.
+        if !valid_namespace(namespace) {
+            return Err(StoreError::Unavailable(format!(
+                "invalid namespace {namespace:?}"
+            )));
+        }
         let pattern = format!("{}{}:*", self.prefix, namespace);
         let mut removed = 0u64;
         // Cluster: SCAN runs on every primary; each key is unlinked on its own node.
