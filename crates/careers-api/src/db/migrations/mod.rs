@@ -1,6 +1,7 @@
 //! Migrations written out explicitly (not derived from entities), for SQLite and PostgreSQL.
 
 mod m20261122_000001_identities;
+mod m20261122_000002_domain;
 
 use sea_orm_migration::prelude::*;
 
@@ -9,6 +10,9 @@ pub struct Migrator;
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
-        vec![Box::new(m20261122_000001_identities::Migration)]
+        vec![
+            Box::new(m20261122_000001_identities::Migration),
+            Box::new(m20261122_000002_domain::Migration),
+        ]
     }
 }

@@ -1,0 +1,46 @@
+//! `Careers::JobApplication`: a talent profile's application to a job (one per job and profile).
+
+use sea_orm::entity::prelude::*;
+
+#[derive(Clone, Debug, PartialEq, Eq, DeriveEntityModel)]
+#[sea_orm(table_name = "careers_job_applications")]
+pub struct Model {
+    #[sea_orm(primary_key)]
+    pub id: i64,
+    pub careers_job_id: i64,
+    pub careers_user_profile_id: i64,
+    pub status: String,
+    pub cover_letter: String,
+    pub created_at: DateTimeUtc,
+    pub updated_at: DateTimeUtc,
+}
+
+#[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
+pub enum Relation {
+    #[sea_orm(
+        belongs_to = "super::job::Entity",
+        from = "Column::CareersJobId",
+        to = "super::job::Column::Id"
+    )]
+    Job,
+    #[sea_orm(
+        belongs_to = "super::user_profile::Entity",
+        from = "Column::CareersUserProfileId",
+        to = "super::user_profile::Column::Id"
+    )]
+    UserProfile,
+}
+
+impl Related<super::job::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::Job.def()
+    }
+}
+
+impl Related<super::user_profile::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::UserProfile.def()
+    }
+}
+
+impl ActiveModelBehavior for ActiveModel {}

@@ -1,0 +1,2 @@
+pub mod company;
+pub mod user_profile;
