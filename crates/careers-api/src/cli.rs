@@ -36,6 +36,12 @@ enum Command {
         #[command(subcommand)]
         command: UsersCommand,
     },
+    /// Load the demo data set (development and test only).
+    Seed {
+        /// The demo data set of the README (required: there is no other).
+        #[arg(long)]
+        demo: bool,
+    },
     /// Manage sessions in the token store.
     Sessions {
         #[command(subcommand)]
@@ -144,6 +150,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             )
             .await
         }
+        Command::Seed { demo } => seed(config, demo).await,
         Command::Sessions {
             command: SessionsCommand::Flush { context },
         } => flush(config, context).await,
@@ -289,6 +296,24 @@ async fn create_user(
         .await
         .map_err(|e| e.to_string())?;
     println!("user {} created: {}", user.id, user.email);
+    Ok(())
+}
+
+async fn seed(config: Config, demo: bool) -> Result<(), String> {
+    if !demo {
+        return Err("nothing to seed: pass --demo".into());
+    }
+    let env = config.env.name();
+    if env != "development" && env != "test" {
+        return Err(format!(
+            "seed --demo loads known passwords and runs in development and test only, not in {env}"
+        ));
+    }
+    let db = connected(&config).await?;
+    let created = crate::seed::demo(&db, &Passwords::new(1))
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("demo data loaded: {created} rows created");
     Ok(())
 }
 

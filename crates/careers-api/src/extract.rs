@@ -7,7 +7,7 @@ use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
 
-use crate::error::{ApiError, FieldErrors};
+use crate::error::ApiError;
 
 /// Largest accepted request body.
 pub const BODY_LIMIT: usize = 64 * 1024;
@@ -91,18 +91,4 @@ where
             .map(|axum::extract::Query(value)| Query(value))
             .map_err(|_| ApiError::MalformedRequest("bad query parameter".into()))
     }
-}
-
-/// Runs garde's rules and keys each error by its nested path (`identities_user.id`).
-pub fn validate<T: garde::Validate<Context = ()>>(form: &T) -> Result<(), ApiError> {
-    form.validate().map_err(|report| {
-        let mut fields = FieldErrors::new();
-        for (path, error) in report.iter() {
-            fields
-                .entry(path.to_string())
-                .or_default()
-                .push(error.message().to_string());
-        }
-        ApiError::Validation(fields)
-    })
 }

@@ -10,5 +10,7 @@ pub mod config;
 pub mod db;
 pub mod error;
 pub mod extract;
+pub mod forms;
 pub mod password;
+pub mod seed;
 pub mod views;

@@ -1,9 +1,13 @@
 //! The API areas of specification §5.5. Each area's extractor runs the area check on every
 //! request and hands its handlers a typed context; no handler reads a cookie or a token.
 
+pub mod candidate;
 pub mod health;
 pub mod identities;
+pub mod marketplace;
+pub mod org;
 pub mod sessions;
+pub mod talent;
 pub mod team;
 
 use ::sessions::{Authenticated, SessionContext};
@@ -12,7 +16,9 @@ use axum::http::request::Parts;
 
 use crate::app::AppState;
 use crate::db;
+use crate::db::entities::careers;
 use crate::db::entities::identities::{admin, user};
+use crate::db::entities::org::{company, user_profile as org_profile};
 use crate::error::ApiError;
 
 /// The user context: candidate, employer and marketplace frontends.
@@ -73,5 +79,70 @@ impl FromRequestParts<AppState> for AdminCtx {
             .await?
             .ok_or(ApiError::SessionEnded)?;
         Ok(Self { admin, session })
+    }
+}
+
+/// Employer area (`/org`, `/org-user`): a user with an employer (org) profile. Hands the handler
+/// the profile and its company, the scope of everything the employer sees.
+pub struct EmployerCtx {
+    pub user: user::Model,
+    pub profile: org_profile::Model,
+    pub company: company::Model,
+}
+
+impl FromRequestParts<AppState> for EmployerCtx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let UserCtx { user, .. } = UserCtx::from_request_parts(parts, state).await?;
+        let (profile, company) = db::org::profile_of_user(&state.db, user.id)
+            .await?
+            .ok_or(ApiError::Forbidden)?;
+        Ok(Self {
+            user,
+            profile,
+            company,
+        })
+    }
+}
+
+/// Talent and candidate areas (`/talent`, `/candidate`): a user with a talent profile.
+pub struct TalentCtx {
+    pub user: user::Model,
+    pub profile: careers::user_profile::Model,
+}
+
+impl FromRequestParts<AppState> for TalentCtx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let UserCtx { user, .. } = UserCtx::from_request_parts(parts, state).await?;
+        let profile = db::careers::profile_of_user(&state.db, user.id)
+            .await?
+            .ok_or(ApiError::Forbidden)?;
+        Ok(Self { user, profile })
+    }
+}
+
+/// Marketplace area: the user when a valid user session comes with the request, otherwise
+/// anonymous. A missing, invalid or expired cookie is anonymous, not an error; a store or
+/// database fault still fails closed.
+pub struct MarketplaceCtx {
+    pub user: Option<user::Model>,
+}
+
+impl FromRequestParts<AppState> for MarketplaceCtx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let user = match state
+            .sessions
+            .identify(&USER, &parts.method, &parts.headers)
+            .await?
+        {
+            Some(session) => db::identities::find_user(&state.db, session.subject).await?,
+            None => None,
+        };
+        Ok(Self { user })
     }
 }

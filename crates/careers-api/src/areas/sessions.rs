@@ -10,7 +10,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{patch, post};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 use sessions::{IssuedAccess, SessionContext};
 
@@ -18,7 +18,8 @@ use super::{ADMIN, USER};
 use crate::app::AppState;
 use crate::db;
 use crate::error::ApiError;
-use crate::extract::{Json, validate};
+use crate::extract::Json;
+use crate::forms::identities::LoginForm;
 use crate::views::identities::{AdminView, UserView};
 use crate::views::rfc3339;
 
@@ -81,20 +82,12 @@ pub fn routes<P: Principal>() -> Router<AppState> {
     )
 }
 
-#[derive(Debug, Deserialize, garde::Validate)]
-pub struct LoginForm {
-    #[garde(required, length(min = 1, max = 254))]
-    pub email: Option<String>,
-    #[garde(required, length(min = 1, max = 1024))]
-    pub password: Option<String>,
-}
-
 async fn login<P: Principal>(
     State(state): State<AppState>,
     headers: HeaderMap,
     Json(form): Json<LoginForm>,
 ) -> Result<Response, ApiError> {
-    validate(&form)?;
+    form.validate()?;
     let (Some(email), Some(password)) = (form.email, form.password) else {
         return Err(ApiError::Internal);
     };

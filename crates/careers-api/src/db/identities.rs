@@ -81,6 +81,40 @@ pub async fn create_user(db: &DatabaseConnection, new: NewUser) -> Result<user::
     model.insert(db).await.map_err(email_taken_or)
 }
 
+/// Applies a partial update to a user's own record.
+pub async fn update_user(
+    db: &DatabaseConnection,
+    current: user::Model,
+    form: crate::forms::identities::UserUpdateForm,
+) -> Result<user::Model, ApiError> {
+    if let Some(country_id) = crate::forms::IdRef::id_of(&form.country)
+        && country::Entity::find_by_id(country_id)
+            .one(db)
+            .await?
+            .is_none()
+    {
+        return Err(ApiError::field("country.id", "does not exist"));
+    }
+    let mut model: user::ActiveModel = current.into();
+    if let Some(v) = form.first_name {
+        model.first_name = Set(v);
+    }
+    if let Some(v) = form.last_name {
+        model.last_name = Set(v);
+    }
+    if let Some(v) = form.phone_code {
+        model.phone_code = Set(v);
+    }
+    if let Some(v) = form.mobile {
+        model.mobile = Set(v);
+    }
+    if let Some(id) = crate::forms::IdRef::id_of(&form.country) {
+        model.country_id = Set(id);
+    }
+    model.updated_at = Set(Utc::now());
+    Ok(model.update(db).await?)
+}
+
 pub struct NewAdmin {
     pub email: String,
     pub password_digest: String,

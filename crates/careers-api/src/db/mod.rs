@@ -1,8 +1,10 @@
 //! One data layer for SQLite (embedded default) and PostgreSQL.
 
+pub mod careers;
 pub mod entities;
 pub mod identities;
 pub mod migrations;
+pub mod org;
 
 use std::time::Duration;
 

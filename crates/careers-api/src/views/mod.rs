@@ -1,7 +1,9 @@
 //! Response shapes. Each follows one model and nests associations under their names; none is
 //! an entity, so columns such as `password_digest` can never leak.
 
+pub mod careers;
 pub mod identities;
+pub mod org;
 
 use chrono::{DateTime, SecondsFormat};
 use serde::{Deserialize, Serialize};
@@ -47,5 +49,69 @@ impl PageParams {
             ));
         }
         Ok((page, per_page))
+    }
+}
+
+/// Declares a response envelope: the payload under the model's table name, plus `meta` for lists.
+macro_rules! envelope {
+    ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty }) => {
+        $(#[$doc])*
+        #[derive(Debug, serde::Serialize)]
+        pub struct $name {
+            pub $key: $ty,
+        }
+    };
+    ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty, meta }) => {
+        $(#[$doc])*
+        #[derive(Debug, serde::Serialize)]
+        pub struct $name {
+            pub $key: $ty,
+            pub meta: Meta,
+        }
+    };
+}
+
+envelope!(IdentitiesUserOne {
+    identities_users: identities::UserView
+});
+envelope!(IdentitiesUserList { identities_users: Vec<identities::UserView>, meta });
+envelope!(OrgCompanyList { org_companies: Vec<org::CompanyView>, meta });
+envelope!(OrgUserProfileOne {
+    org_user_profiles: org::OrgUserProfileView
+});
+envelope!(OrgUserProfileList { org_user_profiles: Vec<org::OrgUserProfileView>, meta });
+envelope!(CareersUserProfileOne {
+    careers_user_profiles: careers::TalentProfileView
+});
+envelope!(CareersJobOne {
+    careers_jobs: careers::JobView
+});
+envelope!(CareersJobList { careers_jobs: Vec<careers::JobView>, meta });
+envelope!(MarketplaceJobOne {
+    careers_jobs: careers::MarketplaceJobView
+});
+envelope!(MarketplaceJobList { careers_jobs: Vec<careers::MarketplaceJobView>, meta });
+envelope!(EmployerApplicationList {
+    careers_job_applications: Vec<careers::EmployerApplicationItem>,
+    meta
+});
+envelope!(EmployerApplicationOne {
+    careers_job_applications: careers::EmployerApplicationDetail
+});
+envelope!(CandidateApplicationList {
+    careers_job_applications: Vec<careers::CandidateApplicationItem>,
+    meta
+});
+envelope!(CandidateApplicationOne {
+    careers_job_applications: careers::CandidateApplicationItem
+});
+
+impl Meta {
+    pub fn new(page: u64, per_page: u64, total: u64) -> Self {
+        Self {
+            page,
+            per_page,
+            total,
+        }
     }
 }

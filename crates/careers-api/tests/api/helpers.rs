@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use careers_api::app::{self, AppState};
 use careers_api::areas::{ADMIN, USER};
@@ -57,6 +58,7 @@ pub struct TestApp {
     pub state: AppState,
     /// Environment given to `Config::from_lookup`, reused by CLI tests.
     pub env: HashMap<String, String>,
+    statements: Arc<AtomicU64>,
     sqlite_file: Option<std::path::PathBuf>,
 }
 
@@ -124,9 +126,15 @@ impl TestApp {
             config.redis_url = None;
         }
         let clock = Arc::new(ManualClock::new());
-        let state = AppState::build(config, clock.clone())
+        let mut state = AppState::build(config, clock.clone())
             .await
             .expect("app state");
+        // Counts every SQL statement the application runs, for the N+1 tests.
+        let statements = Arc::new(AtomicU64::new(0));
+        let counter = statements.clone();
+        state.db.set_metric_callback(move |_| {
+            counter.fetch_add(1, Ordering::SeqCst);
+        });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
         let router = app::build_router(state.clone());
@@ -140,8 +148,14 @@ impl TestApp {
             clock,
             state,
             env,
+            statements,
             sqlite_file,
         }
+    }
+
+    /// SQL statements run through the application's connection so far.
+    pub fn statements(&self) -> u64 {
+        self.statements.load(Ordering::SeqCst)
     }
 
     pub fn url(&self, path: &str) -> String {

@@ -1,0 +1,759 @@
+//! Talent profiles, jobs and job applications: queries that return views, and the form rules.
+//!
+//! Responses join at most three tables; has-many children are loaded with one batched query
+//! per association, so a list costs the same number of statements whatever its length.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Query;
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
+    FromQueryResult, JoinType, ModelTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+    RelationTrait, Select, Set, TransactionTrait,
+};
+
+use super::entities::careers::{
+    certificate, experience, job, job_application as application, skill, user_profile as profile,
+};
+use super::entities::identities::user;
+use super::entities::org::company;
+use crate::error::ApiError;
+use crate::forms::careers::{ExperienceItem, JobApplicationForm, NestedItem, TalentProfileForm};
+use crate::forms::org::JobForm;
+use crate::forms::{IdRef, parse_date};
+use crate::views::careers::{
+    ApplicantBrief, ApplicantDetail, ApplicationAttrs, CandidateApplicationItem, CertificateView,
+    EmployerApplicationDetail, EmployerApplicationItem, ExperienceView, JobBrief, JobView,
+    MarketplaceJobView, OwnApplication, ProfileChildren, SkillView, TalentProfileView,
+};
+use crate::views::org::{CompanyBrief, UserBrief};
+
+pub const STATUS_SUBMITTED: &str = "submitted";
+
+fn unique_violation(error: &sea_orm::DbErr) -> bool {
+    matches!(
+        error.sql_err(),
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+    )
+}
+
+fn page_of<E: EntityTrait>(query: Select<E>, page: u64, per_page: u64) -> Select<E> {
+    query.offset((page - 1) * per_page).limit(per_page)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Talent profiles
+
+pub async fn profile_of_user<C: ConnectionTrait>(
+    db: &C,
+    user_id: i64,
+) -> Result<Option<profile::Model>, ApiError> {
+    Ok(profile::Entity::find()
+        .filter(profile::Column::IdentitiesUserId.eq(user_id))
+        .one(db)
+        .await?)
+}
+
+pub async fn create_profile(
+    db: &DatabaseConnection,
+    user_id: i64,
+    headline: String,
+) -> Result<TalentProfileView, ApiError> {
+    if profile_of_user(db, user_id).await?.is_some() {
+        return Err(ApiError::Conflict(
+            "you already have a talent profile".into(),
+        ));
+    }
+    let now = Utc::now();
+    let created = profile::ActiveModel {
+        identities_user_id: Set(user_id),
+        headline: Set(headline),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(db)
+    .await
+    .map_err(|e| {
+        if unique_violation(&e) {
+            ApiError::Conflict("you already have a talent profile".into())
+        } else {
+            e.into()
+        }
+    })?;
+    Ok(TalentProfileView::new(&created, ProfileChildren::default()))
+}
+
+/// Certificates, experiences and skills of several profiles: three statements in all.
+pub async fn children_of<C: ConnectionTrait>(
+    db: &C,
+    profile_ids: &[i64],
+) -> Result<HashMap<i64, ProfileChildren>, ApiError> {
+    let mut children: HashMap<i64, ProfileChildren> = HashMap::new();
+    if profile_ids.is_empty() {
+        return Ok(children);
+    }
+    let ids = profile_ids.to_vec();
+    for c in certificate::Entity::find()
+        .filter(certificate::Column::CareersUserProfileId.is_in(ids.clone()))
+        .order_by_asc(certificate::Column::Id)
+        .all(db)
+        .await?
+    {
+        let entry = children.entry(c.careers_user_profile_id).or_default();
+        entry.certificates.push(CertificateView::from(&c));
+    }
+    for e in experience::Entity::find()
+        .filter(experience::Column::CareersUserProfileId.is_in(ids.clone()))
+        .order_by_asc(experience::Column::Id)
+        .all(db)
+        .await?
+    {
+        let entry = children.entry(e.careers_user_profile_id).or_default();
+        entry.experiences.push(ExperienceView::from(&e));
+    }
+    for s in skill::Entity::find()
+        .filter(skill::Column::CareersUserProfileId.is_in(ids))
+        .order_by_asc(skill::Column::Id)
+        .all(db)
+        .await?
+    {
+        let entry = children.entry(s.careers_user_profile_id).or_default();
+        entry.skills.push(SkillView::from(&s));
+    }
+    Ok(children)
+}
+
+pub async fn profile_view<C: ConnectionTrait>(
+    db: &C,
+    profile: &profile::Model,
+) -> Result<TalentProfileView, ApiError> {
+    let mut children = children_of(db, &[profile.id]).await?;
+    Ok(TalentProfileView::new(
+        profile,
+        children.remove(&profile.id).unwrap_or_default(),
+    ))
+}
+
+/// Applies a nested talent-profile form in one transaction: nothing is written unless all of
+/// it is valid.
+pub async fn update_profile(
+    db: &DatabaseConnection,
+    current: profile::Model,
+    form: TalentProfileForm,
+) -> Result<TalentProfileView, ApiError> {
+    let txn = db.begin().await?;
+    let profile_id = current.id;
+    let now = Utc::now();
+    let mut model: profile::ActiveModel = current.into();
+    if let Some(headline) = form.headline {
+        model.headline = Set(headline);
+    }
+    model.updated_at = Set(now);
+    let updated = model.update(&txn).await?;
+
+    if let Some(items) = &form.certificates {
+        sync_children::<certificate::Entity, _>(
+            &txn,
+            profile_id,
+            "certificates",
+            items,
+            |item, existing| {
+                let mut m: certificate::ActiveModel = match existing {
+                    Some(model) => model.into(),
+                    None => certificate::ActiveModel {
+                        careers_user_profile_id: Set(profile_id),
+                        created_at: Set(now),
+                        ..Default::default()
+                    },
+                };
+                if let Some(name) = &item.name {
+                    m.name = Set(name.clone());
+                }
+                if item.issuer.is_some() {
+                    m.issuer = Set(item.issuer.clone());
+                }
+                if let Some(date) = &item.issued_on {
+                    m.issued_on = Set(parse_date(date));
+                }
+                m.updated_at = Set(now);
+                m
+            },
+        )
+        .await?;
+    }
+    if let Some(items) = &form.experiences {
+        sync_children::<experience::Entity, _>(
+            &txn,
+            profile_id,
+            "experiences",
+            items,
+            |item, existing| experience_model(item, existing, profile_id, now),
+        )
+        .await?;
+    }
+    if let Some(items) = &form.skills {
+        sync_children::<skill::Entity, _>(&txn, profile_id, "skills", items, |item, existing| {
+            let mut m: skill::ActiveModel = match existing {
+                Some(model) => model.into(),
+                None => skill::ActiveModel {
+                    careers_user_profile_id: Set(profile_id),
+                    created_at: Set(now),
+                    ..Default::default()
+                },
+            };
+            if let Some(name) = &item.name {
+                m.name = Set(name.clone());
+            }
+            m.updated_at = Set(now);
+            m
+        })
+        .await?;
+    }
+    let view = profile_view(&txn, &updated).await?;
+    txn.commit().await?;
+    Ok(view)
+}
+
+fn experience_model(
+    item: &ExperienceItem,
+    existing: Option<experience::Model>,
+    profile_id: i64,
+    now: DateTime<Utc>,
+) -> experience::ActiveModel {
+    let mut m: experience::ActiveModel = match existing {
+        Some(model) => model.into(),
+        None => experience::ActiveModel {
+            careers_user_profile_id: Set(profile_id),
+            created_at: Set(now),
+            ..Default::default()
+        },
+    };
+    if let Some(title) = &item.job_title {
+        m.job_title = Set(title.clone());
+    }
+    if item.company_name.is_some() {
+        m.company_name = Set(item.company_name.clone());
+    }
+    if let Some(date) = &item.started_on {
+        m.started_on = Set(parse_date(date));
+    }
+    if let Some(date) = &item.ended_on {
+        m.ended_on = Set(parse_date(date));
+    }
+    if item.description.is_some() {
+        m.description = Set(item.description.clone());
+    }
+    m.updated_at = Set(now);
+    m
+}
+
+/// A child entity of a talent profile.
+trait ProfileChild: EntityTrait {
+    fn profile_id(model: &Self::Model) -> i64;
+}
+
+impl ProfileChild for certificate::Entity {
+    fn profile_id(model: &Self::Model) -> i64 {
+        model.careers_user_profile_id
+    }
+}
+
+impl ProfileChild for experience::Entity {
+    fn profile_id(model: &Self::Model) -> i64 {
+        model.careers_user_profile_id
+    }
+}
+
+impl ProfileChild for skill::Entity {
+    fn profile_id(model: &Self::Model) -> i64 {
+        model.careers_user_profile_id
+    }
+}
+
+/// Items with `id` update (or with `_destroy` remove) the profile's own child of that id; items
+/// without create one. An id that is not the profile's own is a 422 on that item.
+async fn sync_children<E, I>(
+    txn: &sea_orm::DatabaseTransaction,
+    profile_id: i64,
+    key: &str,
+    items: &[I],
+    build: impl Fn(&I, Option<E::Model>) -> E::ActiveModel,
+) -> Result<(), ApiError>
+where
+    E: ProfileChild,
+    E::Model: sea_orm::IntoActiveModel<E::ActiveModel> + ModelTrait<Entity = E> + Sync,
+    E::ActiveModel: ActiveModelTrait<Entity = E> + sea_orm::ActiveModelBehavior + Send,
+    <E::PrimaryKey as sea_orm::PrimaryKeyTrait>::ValueType: From<i64>,
+    I: NestedItem,
+{
+    for (index, item) in items.iter().enumerate() {
+        let existing = match item.id() {
+            Some(id) => Some(
+                E::find_by_id(id)
+                    .one(txn)
+                    .await?
+                    .filter(|m| E::profile_id(m) == profile_id)
+                    .ok_or_else(|| {
+                        ApiError::field(format!("{key}[{index}].id"), "does not exist")
+                    })?,
+            ),
+            None => None,
+        };
+        let result = match existing {
+            Some(model) if item.destroy() => model.delete(txn).await.map(drop),
+            existing => build(item, existing).save(txn).await.map(drop),
+        };
+        result.map_err(|e| {
+            if unique_violation(&e) {
+                ApiError::Conflict(format!("{key}[{index}] duplicates an existing entry"))
+            } else {
+                e.into()
+            }
+        })?;
+    }
+    Ok(())
+}
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+#[derive(Debug, FromQueryResult)]
+struct JobRow {
+    id: i64,
+    title: String,
+    description: String,
+    published: bool,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    company_id: i64,
+    company_name: String,
+}
+
+impl From<JobRow> for JobView {
+    fn from(r: JobRow) -> Self {
+        Self {
+            id: r.id,
+            title: r.title,
+            description: r.description,
+            published: r.published,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            company: CompanyBrief {
+                id: r.company_id,
+                name: r.company_name,
+            },
+        }
+    }
+}
+
+/// Jobs joined with their company.
+fn jobs() -> Select<job::Entity> {
+    job::Entity::find()
+        .select_only()
+        .column(job::Column::Id)
+        .column(job::Column::Title)
+        .column(job::Column::Description)
+        .column(job::Column::Published)
+        .column(job::Column::CreatedAt)
+        .column(job::Column::UpdatedAt)
+        .column_as(company::Column::Id, "company_id")
+        .column_as(company::Column::Name, "company_name")
+        .join(JoinType::InnerJoin, job::Relation::Company.def())
+}
+
+pub async fn company_jobs(
+    db: &DatabaseConnection,
+    company_id: i64,
+    page: u64,
+    per_page: u64,
+) -> Result<(Vec<JobView>, u64), ApiError> {
+    let total = job::Entity::find()
+        .filter(job::Column::CompanyId.eq(company_id))
+        .count(db)
+        .await?;
+    let rows = page_of(
+        jobs().filter(job::Column::CompanyId.eq(company_id)),
+        page,
+        per_page,
+    )
+    .order_by_asc(job::Column::Id)
+    .into_model::<JobRow>()
+    .all(db)
+    .await?;
+    Ok((rows.into_iter().map(Into::into).collect(), total))
+}
+
+async fn job_view<C: ConnectionTrait>(db: &C, id: i64) -> Result<Option<JobView>, ApiError> {
+    Ok(jobs()
+        .filter(job::Column::Id.eq(id))
+        .into_model::<JobRow>()
+        .one(db)
+        .await?
+        .map(Into::into))
+}
+
+/// `company.id` of a job form: the employer's own company only.
+fn own_company(reference: &Option<IdRef>, company_id: i64) -> Result<Option<i64>, ApiError> {
+    match IdRef::id_of(reference) {
+        Some(id) if id != company_id => {
+            Err(ApiError::field("company.id", "must be your own company"))
+        }
+        other => Ok(other),
+    }
+}
+
+pub async fn create_job(
+    db: &DatabaseConnection,
+    company_id: i64,
+    form: JobForm,
+) -> Result<JobView, ApiError> {
+    own_company(&form.company, company_id)?;
+    let now = Utc::now();
+    let created = job::ActiveModel {
+        company_id: Set(company_id),
+        title: Set(form.title.unwrap_or_default()),
+        description: Set(form.description.unwrap_or_default()),
+        published: Set(form.published.unwrap_or(false)),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    job_view(db, created.id).await?.ok_or(ApiError::Internal)
+}
+
+pub async fn update_job(
+    db: &DatabaseConnection,
+    company_id: i64,
+    id: i64,
+    form: JobForm,
+) -> Result<JobView, ApiError> {
+    let existing = job::Entity::find_by_id(id)
+        .one(db)
+        .await?
+        .filter(|j| j.company_id == company_id)
+        .ok_or(ApiError::NotFound)?;
+    own_company(&form.company, company_id)?;
+    let mut model: job::ActiveModel = existing.into();
+    if let Some(title) = form.title {
+        model.title = Set(title);
+    }
+    if let Some(description) = form.description {
+        model.description = Set(description);
+    }
+    if let Some(published) = form.published {
+        model.published = Set(published);
+    }
+    model.updated_at = Set(Utc::now());
+    model.update(db).await?;
+    job_view(db, id).await?.ok_or(ApiError::Internal)
+}
+
+/// Published jobs, each with the viewer's own applications to it (none when anonymous).
+pub async fn marketplace_jobs(
+    db: &DatabaseConnection,
+    viewer: Option<i64>,
+    job_id: Option<i64>,
+    page: u64,
+    per_page: u64,
+) -> Result<(Vec<MarketplaceJobView>, u64), ApiError> {
+    let mut published = job::Entity::find().filter(job::Column::Published.eq(true));
+    let mut rows = jobs().filter(job::Column::Published.eq(true));
+    if let Some(id) = job_id {
+        published = published.filter(job::Column::Id.eq(id));
+        rows = rows.filter(job::Column::Id.eq(id));
+    }
+    let total = published.count(db).await?;
+    let rows = page_of(rows, page, per_page)
+        .order_by_asc(job::Column::Id)
+        .into_model::<JobRow>()
+        .all(db)
+        .await?;
+    let profile_id = match viewer {
+        Some(user_id) => profile_of_user(db, user_id).await?.map(|p| p.id),
+        None => None,
+    };
+    let mut own: HashMap<i64, Vec<OwnApplication>> = HashMap::new();
+    if let Some(profile_id) = profile_id
+        && !rows.is_empty()
+    {
+        let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+        for a in application::Entity::find()
+            .filter(application::Column::CareersUserProfileId.eq(profile_id))
+            .filter(application::Column::CareersJobId.is_in(ids))
+            .order_by_asc(application::Column::Id)
+            .all(db)
+            .await?
+        {
+            own.entry(a.careers_job_id)
+                .or_default()
+                .push(OwnApplication {
+                    id: a.id,
+                    status: a.status,
+                    created_at: a.created_at,
+                });
+        }
+    }
+    let views = rows
+        .into_iter()
+        .map(|r| {
+            let applications = own.remove(&r.id).unwrap_or_default();
+            MarketplaceJobView {
+                job: r.into(),
+                careers_job_applications: applications,
+            }
+        })
+        .collect();
+    Ok((views, total))
+}
+
+// ---------------------------------------------------------------------------------------------
+// Job applications
+
+#[derive(Debug, FromQueryResult)]
+struct ApplicantRow {
+    id: i64,
+    status: String,
+    cover_letter: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    profile_id: i64,
+    user_id: i64,
+    user_first_name: String,
+    user_last_name: String,
+}
+
+impl ApplicantRow {
+    fn attrs(&self) -> ApplicationAttrs {
+        ApplicationAttrs {
+            id: self.id,
+            status: self.status.clone(),
+            cover_letter: self.cover_letter.clone(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+
+    fn user(&self) -> UserBrief {
+        UserBrief {
+            id: self.user_id,
+            first_name: self.user_first_name.clone(),
+            last_name: self.user_last_name.clone(),
+        }
+    }
+}
+
+/// Applications to a company's jobs, joined with the applicant's profile and user: three
+/// tables. The company is matched through a sub-query on its jobs, not a fourth join.
+fn applications_to_company(company_id: i64) -> Select<application::Entity> {
+    application::Entity::find()
+        .select_only()
+        .column(application::Column::Id)
+        .column(application::Column::Status)
+        .column(application::Column::CoverLetter)
+        .column(application::Column::CreatedAt)
+        .column(application::Column::UpdatedAt)
+        .column_as(profile::Column::Id, "profile_id")
+        .column_as(user::Column::Id, "user_id")
+        .column_as(user::Column::FirstName, "user_first_name")
+        .column_as(user::Column::LastName, "user_last_name")
+        .join(
+            JoinType::InnerJoin,
+            application::Relation::UserProfile.def(),
+        )
+        .join(JoinType::InnerJoin, profile::Relation::IdentitiesUser.def())
+        .filter(
+            application::Column::CareersJobId.in_subquery(
+                Query::select()
+                    .column(job::Column::Id)
+                    .from(job::Entity)
+                    .and_where(job::Column::CompanyId.eq(company_id))
+                    .to_owned(),
+            ),
+        )
+}
+
+pub async fn employer_applications(
+    db: &DatabaseConnection,
+    company_id: i64,
+    job_id: Option<i64>,
+    page: u64,
+    per_page: u64,
+) -> Result<(Vec<EmployerApplicationItem>, u64), ApiError> {
+    let mut query = applications_to_company(company_id);
+    if let Some(job_id) = job_id {
+        query = query.filter(application::Column::CareersJobId.eq(job_id));
+    }
+    let total = query.clone().count(db).await?;
+    let rows = page_of(query, page, per_page)
+        .order_by_asc(application::Column::Id)
+        .into_model::<ApplicantRow>()
+        .all(db)
+        .await?;
+    let items = rows
+        .iter()
+        .map(|r| EmployerApplicationItem {
+            application: r.attrs(),
+            career_user_profile: ApplicantBrief {
+                id: r.profile_id,
+                identities_user: r.user(),
+            },
+        })
+        .collect();
+    Ok((items, total))
+}
+
+pub async fn employer_application(
+    db: &DatabaseConnection,
+    company_id: i64,
+    id: i64,
+) -> Result<Option<EmployerApplicationDetail>, ApiError> {
+    let Some(row) = applications_to_company(company_id)
+        .filter(application::Column::Id.eq(id))
+        .into_model::<ApplicantRow>()
+        .one(db)
+        .await?
+    else {
+        return Ok(None);
+    };
+    let mut children = children_of(db, &[row.profile_id]).await?;
+    Ok(Some(EmployerApplicationDetail {
+        application: row.attrs(),
+        career_user_profile: ApplicantDetail {
+            id: row.profile_id,
+            children: children.remove(&row.profile_id).unwrap_or_default(),
+            identities_user: row.user(),
+        },
+    }))
+}
+
+#[derive(Debug, FromQueryResult)]
+struct CandidateRow {
+    id: i64,
+    status: String,
+    cover_letter: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    job_id: i64,
+    job_title: String,
+    company_id: i64,
+    company_name: String,
+}
+
+impl From<CandidateRow> for CandidateApplicationItem {
+    fn from(r: CandidateRow) -> Self {
+        Self {
+            application: ApplicationAttrs {
+                id: r.id,
+                status: r.status,
+                cover_letter: r.cover_letter,
+                created_at: r.created_at,
+                updated_at: r.updated_at,
+            },
+            careers_job: JobBrief {
+                id: r.job_id,
+                title: r.job_title,
+                company: CompanyBrief {
+                    id: r.company_id,
+                    name: r.company_name,
+                },
+            },
+        }
+    }
+}
+
+/// A profile's applications joined with their job and the job's company: three tables.
+fn applications_of(profile_id: i64) -> Select<application::Entity> {
+    application::Entity::find()
+        .select_only()
+        .column(application::Column::Id)
+        .column(application::Column::Status)
+        .column(application::Column::CoverLetter)
+        .column(application::Column::CreatedAt)
+        .column(application::Column::UpdatedAt)
+        .column_as(job::Column::Id, "job_id")
+        .column_as(job::Column::Title, "job_title")
+        .column_as(company::Column::Id, "company_id")
+        .column_as(company::Column::Name, "company_name")
+        .join(JoinType::InnerJoin, application::Relation::Job.def())
+        .join(JoinType::InnerJoin, job::Relation::Company.def())
+        .filter(application::Column::CareersUserProfileId.eq(profile_id))
+}
+
+pub async fn candidate_applications(
+    db: &DatabaseConnection,
+    profile_id: i64,
+    page: u64,
+    per_page: u64,
+) -> Result<(Vec<CandidateApplicationItem>, u64), ApiError> {
+    let total = application::Entity::find()
+        .filter(application::Column::CareersUserProfileId.eq(profile_id))
+        .count(db)
+        .await?;
+    let rows = page_of(applications_of(profile_id), page, per_page)
+        .order_by_asc(application::Column::Id)
+        .into_model::<CandidateRow>()
+        .all(db)
+        .await?;
+    Ok((rows.into_iter().map(Into::into).collect(), total))
+}
+
+/// Creates an application and adds its experiences to the applicant's profile in one
+/// transaction: a failure (already applied, say) leaves neither.
+pub async fn apply(
+    db: &DatabaseConnection,
+    own_profile_id: i64,
+    form: JobApplicationForm,
+) -> Result<CandidateApplicationItem, ApiError> {
+    let applicant = form.careers_user_profile.ok_or(ApiError::Internal)?;
+    if applicant.id != Some(own_profile_id) {
+        return Err(ApiError::field(
+            "careers_user_profile.id",
+            "must be your own talent profile",
+        ));
+    }
+    let job_id = IdRef::id_of(&form.careers_job).ok_or(ApiError::Internal)?;
+    let txn = db.begin().await?;
+    let published = job::Entity::find_by_id(job_id)
+        .one(&txn)
+        .await?
+        .is_some_and(|j| j.published);
+    if !published {
+        return Err(ApiError::field("careers_job.id", "does not exist"));
+    }
+    let now = Utc::now();
+    for item in applicant.careers_experience.iter().flatten() {
+        experience_model(item, None, own_profile_id, now)
+            .insert(&txn)
+            .await?;
+    }
+    let created = application::ActiveModel {
+        careers_job_id: Set(job_id),
+        careers_user_profile_id: Set(own_profile_id),
+        status: Set(STATUS_SUBMITTED.into()),
+        cover_letter: Set(form.cover_letter.unwrap_or_default()),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(&txn)
+    .await
+    .map_err(|e| {
+        if unique_violation(&e) {
+            ApiError::Conflict("you have already applied to this job".into())
+        } else {
+            e.into()
+        }
+    })?;
+    let item = applications_of(own_profile_id)
+        .filter(application::Column::Id.eq(created.id))
+        .into_model::<CandidateRow>()
+        .one(&txn)
+        .await?
+        .ok_or(ApiError::Internal)?;
+    txn.commit().await?;
+    Ok(item.into())
+}

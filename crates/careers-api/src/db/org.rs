@@ -1,0 +1,272 @@
+//! `Org::Company` and `Org::UserProfile`: queries that return views, and the form rules.
+
+use chrono::{DateTime, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
+    FromQueryResult, JoinType, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, RelationTrait,
+    Select, Set, TransactionTrait,
+};
+
+use super::entities::identities::user;
+use super::entities::org::{company, user_profile as profile};
+use crate::error::ApiError;
+use crate::forms::IdRef;
+use crate::forms::org::OrgUserProfileForm;
+use crate::views::org::{CompanyBrief, CompanyView, OrgUserProfileView, UserBrief};
+
+/// Whose records a caller may see and name: an employer's own company, or all (admin).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    Company(i64),
+    All,
+}
+
+impl Scope {
+    pub fn allows(self, company_id: i64) -> bool {
+        match self {
+            Scope::Company(own) => own == company_id,
+            Scope::All => true,
+        }
+    }
+}
+
+/// The org profile of a user, with its company (the employer area check).
+pub async fn profile_of_user(
+    db: &DatabaseConnection,
+    user_id: i64,
+) -> Result<Option<(profile::Model, company::Model)>, ApiError> {
+    let found = profile::Entity::find()
+        .filter(profile::Column::IdentitiesUserId.eq(user_id))
+        .find_also_related(company::Entity)
+        .one(db)
+        .await?;
+    Ok(found.and_then(|(p, c)| c.map(|c| (p, c))))
+}
+
+pub async fn list_companies(
+    db: &DatabaseConnection,
+    page: u64,
+    per_page: u64,
+) -> Result<(Vec<CompanyView>, u64), ApiError> {
+    let query = company::Entity::find();
+    let total = query.clone().count(db).await?;
+    let rows = query
+        .order_by_asc(company::Column::Id)
+        .offset((page - 1) * per_page)
+        .limit(per_page)
+        .all(db)
+        .await?;
+    Ok((rows.iter().map(CompanyView::from).collect(), total))
+}
+
+#[derive(Debug, FromQueryResult)]
+struct ProfileRow {
+    id: i64,
+    title: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    user_id: i64,
+    user_first_name: String,
+    user_last_name: String,
+    company_id: i64,
+    company_name: String,
+}
+
+impl From<ProfileRow> for OrgUserProfileView {
+    fn from(r: ProfileRow) -> Self {
+        Self {
+            id: r.id,
+            title: r.title,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
+            identities_user: UserBrief {
+                id: r.user_id,
+                first_name: r.user_first_name,
+                last_name: r.user_last_name,
+            },
+            company: CompanyBrief {
+                id: r.company_id,
+                name: r.company_name,
+            },
+        }
+    }
+}
+
+/// Profiles joined with their user and company: three tables, one statement.
+fn profiles(scope: Scope) -> Select<profile::Entity> {
+    let query = profile::Entity::find()
+        .select_only()
+        .column(profile::Column::Id)
+        .column(profile::Column::Title)
+        .column(profile::Column::CreatedAt)
+        .column(profile::Column::UpdatedAt)
+        .column_as(user::Column::Id, "user_id")
+        .column_as(user::Column::FirstName, "user_first_name")
+        .column_as(user::Column::LastName, "user_last_name")
+        .column_as(company::Column::Id, "company_id")
+        .column_as(company::Column::Name, "company_name")
+        .join(JoinType::InnerJoin, profile::Relation::IdentitiesUser.def())
+        .join(JoinType::InnerJoin, profile::Relation::Company.def());
+    match scope {
+        Scope::Company(id) => query.filter(profile::Column::CompanyId.eq(id)),
+        Scope::All => query,
+    }
+}
+
+pub async fn list_profiles(
+    db: &DatabaseConnection,
+    scope: Scope,
+    page: u64,
+    per_page: u64,
+) -> Result<(Vec<OrgUserProfileView>, u64), ApiError> {
+    let total = match scope {
+        Scope::Company(id) => {
+            profile::Entity::find()
+                .filter(profile::Column::CompanyId.eq(id))
+                .count(db)
+                .await?
+        }
+        Scope::All => profile::Entity::find().count(db).await?,
+    };
+    let rows = profiles(scope)
+        .order_by_asc(profile::Column::Id)
+        .offset((page - 1) * per_page)
+        .limit(per_page)
+        .into_model::<ProfileRow>()
+        .all(db)
+        .await?;
+    Ok((rows.into_iter().map(Into::into).collect(), total))
+}
+
+/// A profile within `scope`; outside it, as absent as one that does not exist.
+pub async fn find_profile<C: ConnectionTrait>(
+    db: &C,
+    scope: Scope,
+    id: i64,
+) -> Result<Option<OrgUserProfileView>, ApiError> {
+    Ok(profiles(scope)
+        .filter(profile::Column::Id.eq(id))
+        .into_model::<ProfileRow>()
+        .one(db)
+        .await?
+        .map(Into::into))
+}
+
+pub async fn create_profile(
+    db: &DatabaseConnection,
+    scope: Scope,
+    form: OrgUserProfileForm,
+) -> Result<OrgUserProfileView, ApiError> {
+    let txn = db.begin().await?;
+    let company_id = checked_company(&txn, scope, &form.company).await?;
+    let user_id = checked_user(&txn, scope, &form.identities_user, None).await?;
+    let (Some(company_id), Some(user_id), Some(title)) = (company_id, user_id, form.title) else {
+        return Err(ApiError::Internal);
+    };
+    let now = Utc::now();
+    let created = profile::ActiveModel {
+        identities_user_id: Set(user_id),
+        company_id: Set(company_id),
+        title: Set(title),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    }
+    .insert(&txn)
+    .await
+    .map_err(one_profile_per_user)?;
+    let view = find_profile(&txn, Scope::All, created.id).await?;
+    txn.commit().await?;
+    view.ok_or(ApiError::Internal)
+}
+
+pub async fn update_profile(
+    db: &DatabaseConnection,
+    scope: Scope,
+    id: i64,
+    form: OrgUserProfileForm,
+) -> Result<OrgUserProfileView, ApiError> {
+    let txn = db.begin().await?;
+    let existing = profile::Entity::find_by_id(id)
+        .one(&txn)
+        .await?
+        .filter(|p| scope.allows(p.company_id))
+        .ok_or(ApiError::NotFound)?;
+    let company_id = checked_company(&txn, scope, &form.company).await?;
+    let user_id = checked_user(&txn, scope, &form.identities_user, Some(id)).await?;
+    let mut model: profile::ActiveModel = existing.into();
+    if let Some(title) = form.title {
+        model.title = Set(title);
+    }
+    if let Some(company_id) = company_id {
+        model.company_id = Set(company_id);
+    }
+    if let Some(user_id) = user_id {
+        model.identities_user_id = Set(user_id);
+    }
+    model.updated_at = Set(Utc::now());
+    model.update(&txn).await.map_err(one_profile_per_user)?;
+    let view = find_profile(&txn, Scope::All, id).await?;
+    txn.commit().await?;
+    view.ok_or(ApiError::Internal)
+}
+
+/// `company.id` must exist and lie within the caller's scope.
+async fn checked_company<C: ConnectionTrait>(
+    db: &C,
+    scope: Scope,
+    reference: &Option<IdRef>,
+) -> Result<Option<i64>, ApiError> {
+    let Some(id) = IdRef::id_of(reference) else {
+        return Ok(None);
+    };
+    if company::Entity::find_by_id(id).one(db).await?.is_none() {
+        return Err(ApiError::field("company.id", "does not exist"));
+    }
+    if !scope.allows(id) {
+        return Err(ApiError::field("company.id", "must be your own company"));
+    }
+    Ok(Some(id))
+}
+
+/// `identities_user.id` must exist; an employer may only name a user without an org profile or
+/// one in their own company; a user has at most one org profile (409).
+async fn checked_user<C: ConnectionTrait>(
+    db: &C,
+    scope: Scope,
+    reference: &Option<IdRef>,
+    editing: Option<i64>,
+) -> Result<Option<i64>, ApiError> {
+    let Some(id) = IdRef::id_of(reference) else {
+        return Ok(None);
+    };
+    if user::Entity::find_by_id(id).one(db).await?.is_none() {
+        return Err(ApiError::field("identities_user.id", "does not exist"));
+    }
+    let current = profile::Entity::find()
+        .filter(profile::Column::IdentitiesUserId.eq(id))
+        .one(db)
+        .await?;
+    match current {
+        Some(p) if Some(p.id) == editing => Ok(Some(id)),
+        Some(p) if !scope.allows(p.company_id) => Err(ApiError::field(
+            "identities_user.id",
+            "is not in your company",
+        )),
+        Some(_) => Err(ApiError::Conflict(
+            "this user already has an org profile".into(),
+        )),
+        None => Ok(Some(id)),
+    }
+}
+
+fn one_profile_per_user(error: sea_orm::DbErr) -> ApiError {
+    if matches!(
+        error.sql_err(),
+        Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
+    ) {
+        ApiError::Conflict("this user already has an org profile".into())
+    } else {
+        error.into()
+    }
+}

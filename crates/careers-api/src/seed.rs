@@ -1,0 +1,366 @@
+//! The demo data set of CONTRACT §7. Idempotent: every row is looked up by its natural key
+//! (e-mail, company name, job title...) and created only when missing, so a second run changes
+//! nothing.
+
+use std::sync::Arc;
+
+use chrono::{NaiveDate, Utc};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set,
+    TransactionTrait,
+};
+
+use crate::db;
+use crate::db::entities::careers::{
+    certificate, experience, job, job_application, skill, user_profile as talent_profile,
+};
+use crate::db::entities::identities::{admin, user};
+use crate::db::entities::org::{company, user_profile as org_profile};
+use crate::error::ApiError;
+use crate::password::Passwords;
+
+struct DemoUser {
+    email: &'static str,
+    password: &'static str,
+    first_name: &'static str,
+    last_name: &'static str,
+}
+
+const ADMIN: DemoUser = DemoUser {
+    email: "admin@example.com",
+    password: "admin-password-1",
+    first_name: "Ada",
+    last_name: "Admin",
+};
+const ACME_EMPLOYER: DemoUser = DemoUser {
+    email: "employer@acme.example",
+    password: "employer-password-1",
+    first_name: "Erin",
+    last_name: "Acme",
+};
+const GLOBEX_EMPLOYER: DemoUser = DemoUser {
+    email: "employer@globex.example",
+    password: "employer-password-1",
+    first_name: "Gabe",
+    last_name: "Globex",
+};
+const CANDIDATE: DemoUser = DemoUser {
+    email: "candidate@example.com",
+    password: "candidate-password-1",
+    first_name: "Cara",
+    last_name: "Candidate",
+};
+const PLAIN: DemoUser = DemoUser {
+    email: "plain@example.com",
+    password: "plain-password-1",
+    first_name: "Pat",
+    last_name: "Plain",
+};
+
+/// (company, title, published)
+const JOBS: &[(&str, &str, bool)] = &[
+    ("Acme", "Senior Rust Engineer", true),
+    ("Acme", "Platform Engineer", true),
+    ("Acme", "Office Manager", false),
+    ("Globex", "Data Analyst", true),
+    ("Globex", "Product Designer", true),
+];
+
+fn date(y: i32, m: u32, d: u32) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt(y, m, d)
+}
+
+/// Loads the demo data set; returns how many rows it created (0 on a second run).
+pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result<u64, ApiError> {
+    // Hash outside the transaction: only for accounts that do not exist yet.
+    let mut digests = Vec::new();
+    for account in [&ADMIN, &ACME_EMPLOYER, &GLOBEX_EMPLOYER, &CANDIDATE, &PLAIN] {
+        let exists = if account.email == ADMIN.email {
+            db::identities::find_admin_by_email(db, account.email)
+                .await?
+                .is_some()
+        } else {
+            db::identities::find_user_by_email(db, account.email)
+                .await?
+                .is_some()
+        };
+        let digest = if exists {
+            None
+        } else {
+            Some(passwords.hash(account.password.into()).await?)
+        };
+        digests.push(digest);
+    }
+
+    let txn = db.begin().await?;
+    let now = Utc::now();
+    let mut created = 0u64;
+    let mut digests = digests.into_iter();
+
+    if let Some(digest) = digests.next().flatten() {
+        admin::ActiveModel {
+            email: Set(ADMIN.email.into()),
+            password_digest: Set(digest),
+            first_name: Set(ADMIN.first_name.into()),
+            last_name: Set(ADMIN.last_name.into()),
+            created_at: Set(now),
+            updated_at: Set(now),
+            ..Default::default()
+        }
+        .insert(&txn)
+        .await?;
+        created += 1;
+    }
+
+    let mut user_ids = Vec::new();
+    for account in [&ACME_EMPLOYER, &GLOBEX_EMPLOYER, &CANDIDATE, &PLAIN] {
+        let digest = digests.next().flatten();
+        let id = match user::Entity::find()
+            .filter(user::Column::Email.eq(account.email))
+            .one(&txn)
+            .await?
+        {
+            Some(existing) => existing.id,
+            None => {
+                created += 1;
+                user::ActiveModel {
+                    country_id: Set(1),
+                    email: Set(account.email.into()),
+                    password_digest: Set(digest.ok_or(ApiError::Internal)?),
+                    first_name: Set(account.first_name.into()),
+                    last_name: Set(account.last_name.into()),
+                    phone_code: Set("+1".into()),
+                    mobile: Set("5550100".into()),
+                    created_at: Set(now),
+                    updated_at: Set(now),
+                    ..Default::default()
+                }
+                .insert(&txn)
+                .await?
+                .id
+            }
+        };
+        user_ids.push(id);
+    }
+    let [acme_employer, globex_employer, candidate, _plain] = user_ids[..] else {
+        return Err(ApiError::Internal);
+    };
+
+    let mut company_ids = Vec::new();
+    for name in ["Acme", "Globex"] {
+        let id = match company::Entity::find()
+            .filter(company::Column::Name.eq(name))
+            .one(&txn)
+            .await?
+        {
+            Some(existing) => existing.id,
+            None => {
+                created += 1;
+                company::ActiveModel {
+                    name: Set(name.into()),
+                    created_at: Set(now),
+                    updated_at: Set(now),
+                    ..Default::default()
+                }
+                .insert(&txn)
+                .await?
+                .id
+            }
+        };
+        company_ids.push((name, id));
+    }
+    let company_id = |name: &str| {
+        company_ids
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, id)| *id)
+            .unwrap_or_default()
+    };
+
+    for (user_id, company, title) in [
+        (acme_employer, "Acme", "Head of Talent"),
+        (globex_employer, "Globex", "Recruiter"),
+    ] {
+        if org_profile::Entity::find()
+            .filter(org_profile::Column::IdentitiesUserId.eq(user_id))
+            .one(&txn)
+            .await?
+            .is_none()
+        {
+            created += 1;
+            org_profile::ActiveModel {
+                identities_user_id: Set(user_id),
+                company_id: Set(company_id(company)),
+                title: Set(title.into()),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&txn)
+            .await?;
+        }
+    }
+
+    let mut job_ids = Vec::new();
+    for (company, title, published) in JOBS {
+        let company = company_id(company);
+        let id = match job::Entity::find()
+            .filter(job::Column::CompanyId.eq(company))
+            .filter(job::Column::Title.eq(*title))
+            .one(&txn)
+            .await?
+        {
+            Some(existing) => existing.id,
+            None => {
+                created += 1;
+                job::ActiveModel {
+                    company_id: Set(company),
+                    title: Set((*title).into()),
+                    description: Set(format!("{title}: join us and build the future of hiring.")),
+                    published: Set(*published),
+                    created_at: Set(now),
+                    updated_at: Set(now),
+                    ..Default::default()
+                }
+                .insert(&txn)
+                .await?
+                .id
+            }
+        };
+        job_ids.push(id);
+    }
+
+    let profile_id = match talent_profile::Entity::find()
+        .filter(talent_profile::Column::IdentitiesUserId.eq(candidate))
+        .one(&txn)
+        .await?
+    {
+        Some(existing) => existing.id,
+        None => {
+            created += 1;
+            talent_profile::ActiveModel {
+                identities_user_id: Set(candidate),
+                headline: Set("Backend engineer who likes typed systems".into()),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&txn)
+            .await?
+            .id
+        }
+    };
+
+    for (name, issuer, issued_on) in [
+        (
+            "AWS Certified Developer",
+            "Amazon Web Services",
+            date(2023, 4, 12),
+        ),
+        (
+            "Certified Kubernetes Administrator",
+            "CNCF",
+            date(2024, 2, 1),
+        ),
+    ] {
+        if certificate::Entity::find()
+            .filter(certificate::Column::CareersUserProfileId.eq(profile_id))
+            .filter(certificate::Column::Name.eq(name))
+            .one(&txn)
+            .await?
+            .is_none()
+        {
+            created += 1;
+            certificate::ActiveModel {
+                careers_user_profile_id: Set(profile_id),
+                name: Set(name.into()),
+                issuer: Set(Some(issuer.into())),
+                issued_on: Set(issued_on),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&txn)
+            .await?;
+        }
+    }
+
+    for (job_title, company_name, started_on, ended_on) in [
+        (
+            "Software Engineer",
+            "Initech",
+            date(2019, 3, 1),
+            date(2022, 6, 30),
+        ),
+        ("Senior Backend Engineer", "Hooli", date(2022, 7, 1), None),
+    ] {
+        if experience::Entity::find()
+            .filter(experience::Column::CareersUserProfileId.eq(profile_id))
+            .filter(experience::Column::JobTitle.eq(job_title))
+            .one(&txn)
+            .await?
+            .is_none()
+        {
+            created += 1;
+            experience::ActiveModel {
+                careers_user_profile_id: Set(profile_id),
+                job_title: Set(job_title.into()),
+                company_name: Set(Some(company_name.into())),
+                started_on: Set(started_on),
+                ended_on: Set(ended_on),
+                description: Set(None),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&txn)
+            .await?;
+        }
+    }
+
+    for name in ["Rust", "PostgreSQL", "Kubernetes"] {
+        if skill::Entity::find()
+            .filter(skill::Column::CareersUserProfileId.eq(profile_id))
+            .filter(skill::Column::Name.eq(name))
+            .one(&txn)
+            .await?
+            .is_none()
+        {
+            created += 1;
+            skill::ActiveModel {
+                careers_user_profile_id: Set(profile_id),
+                name: Set(name.into()),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            }
+            .insert(&txn)
+            .await?;
+        }
+    }
+
+    let applied_job = job_ids[0];
+    if job_application::Entity::find()
+        .filter(job_application::Column::CareersJobId.eq(applied_job))
+        .filter(job_application::Column::CareersUserProfileId.eq(profile_id))
+        .one(&txn)
+        .await?
+        .is_none()
+    {
+        created += 1;
+        job_application::ActiveModel {
+            careers_job_id: Set(applied_job),
+            careers_user_profile_id: Set(profile_id),
+            status: Set(db::careers::STATUS_SUBMITTED.into()),
+            cover_letter: Set("I would love to write Rust at Acme.".into()),
+            created_at: Set(now),
+            updated_at: Set(now),
+            ..Default::default()
+        }
+        .insert(&txn)
+        .await?;
+    }
+
+    txn.commit().await?;
+    Ok(created)
+}

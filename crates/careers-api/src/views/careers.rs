@@ -1,0 +1,186 @@
+use chrono::{DateTime, NaiveDate, Utc};
+use serde::Serialize;
+
+use super::org::{CompanyBrief, UserBrief};
+use crate::db::entities::careers::{certificate, experience, job_application, skill, user_profile};
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CertificateView {
+    pub id: i64,
+    pub name: String,
+    pub issuer: Option<String>,
+    pub issued_on: Option<NaiveDate>,
+}
+
+impl From<&certificate::Model> for CertificateView {
+    fn from(c: &certificate::Model) -> Self {
+        Self {
+            id: c.id,
+            name: c.name.clone(),
+            issuer: c.issuer.clone(),
+            issued_on: c.issued_on,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ExperienceView {
+    pub id: i64,
+    pub job_title: String,
+    pub company_name: Option<String>,
+    pub started_on: Option<NaiveDate>,
+    pub ended_on: Option<NaiveDate>,
+    pub description: Option<String>,
+}
+
+impl From<&experience::Model> for ExperienceView {
+    fn from(e: &experience::Model) -> Self {
+        Self {
+            id: e.id,
+            job_title: e.job_title.clone(),
+            company_name: e.company_name.clone(),
+            started_on: e.started_on,
+            ended_on: e.ended_on,
+            description: e.description.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SkillView {
+    pub id: i64,
+    pub name: String,
+}
+
+impl From<&skill::Model> for SkillView {
+    fn from(s: &skill::Model) -> Self {
+        Self {
+            id: s.id,
+            name: s.name.clone(),
+        }
+    }
+}
+
+/// A talent profile's has-many children, loaded in one batched query each.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ProfileChildren {
+    pub certificates: Vec<CertificateView>,
+    pub experiences: Vec<ExperienceView>,
+    pub skills: Vec<SkillView>,
+}
+
+/// `Careers::UserProfile` (the talent profile) with its children.
+#[derive(Debug, Serialize)]
+pub struct TalentProfileView {
+    pub id: i64,
+    pub headline: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    #[serde(flatten)]
+    pub children: ProfileChildren,
+}
+
+impl TalentProfileView {
+    pub fn new(profile: &user_profile::Model, children: ProfileChildren) -> Self {
+        Self {
+            id: profile.id,
+            headline: profile.headline.clone(),
+            created_at: profile.created_at,
+            updated_at: profile.updated_at,
+            children,
+        }
+    }
+}
+
+/// `Careers::JobApplication`'s own attributes.
+#[derive(Debug, Clone, Serialize)]
+pub struct ApplicationAttrs {
+    pub id: i64,
+    pub status: String,
+    pub cover_letter: String,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+impl From<&job_application::Model> for ApplicationAttrs {
+    fn from(a: &job_application::Model) -> Self {
+        Self {
+            id: a.id,
+            status: a.status.clone(),
+            cover_letter: a.cover_letter.clone(),
+            created_at: a.created_at,
+            updated_at: a.updated_at,
+        }
+    }
+}
+
+/// The applicant as an employer's list shows them (specification §4.3).
+#[derive(Debug, Serialize)]
+pub struct ApplicantBrief {
+    pub id: i64,
+    pub identities_user: UserBrief,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EmployerApplicationItem {
+    #[serde(flatten)]
+    pub application: ApplicationAttrs,
+    pub career_user_profile: ApplicantBrief,
+}
+
+/// The applicant with their profile's children, for the employer's detail view.
+#[derive(Debug, Serialize)]
+pub struct ApplicantDetail {
+    pub id: i64,
+    #[serde(flatten)]
+    pub children: ProfileChildren,
+    pub identities_user: UserBrief,
+}
+
+#[derive(Debug, Serialize)]
+pub struct EmployerApplicationDetail {
+    #[serde(flatten)]
+    pub application: ApplicationAttrs,
+    pub career_user_profile: ApplicantDetail,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct JobBrief {
+    pub id: i64,
+    pub title: String,
+    pub company: CompanyBrief,
+}
+
+#[derive(Debug, Serialize)]
+pub struct CandidateApplicationItem {
+    #[serde(flatten)]
+    pub application: ApplicationAttrs,
+    pub careers_job: JobBrief,
+}
+
+/// `Careers::Job` with its company.
+#[derive(Debug, Clone, Serialize)]
+pub struct JobView {
+    pub id: i64,
+    pub title: String,
+    pub description: String,
+    pub published: bool,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    pub company: CompanyBrief,
+}
+
+/// One of the caller's own applications to a marketplace job.
+#[derive(Debug, Clone, Serialize)]
+pub struct OwnApplication {
+    pub id: i64,
+    pub status: String,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct MarketplaceJobView {
+    #[serde(flatten)]
+    pub job: JobView,
+    pub careers_job_applications: Vec<OwnApplication>,
+}
