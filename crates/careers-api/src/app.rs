@@ -21,10 +21,6 @@ use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::{DefaultOnResponse, TraceLayer};
 use tracing::Level;
 
-use crate::areas::{
-    self,
-    sessions::{AdminPrincipal, UserPrincipal},
-};
 use crate::config::Config;
 use crate::error::ApiError;
 use crate::extract::BODY_LIMIT;
@@ -37,6 +33,7 @@ pub struct AppState {
     pub sessions: Arc<SessionEngine>,
     pub passwords: Arc<Passwords>,
     pub config: Arc<Config>,
+    pub openapi: Arc<utoipa::openapi::OpenApi>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -77,6 +74,7 @@ impl AppState {
             sessions: Arc::new(engine),
             passwords: Passwords::new(cores),
             config: Arc::new(config),
+            openapi: Arc::new(crate::openapi::document()),
         }
     }
 }
@@ -116,17 +114,9 @@ pub fn cookie_policy(config: &Config) -> CookiePolicy {
 
 pub fn build_router(state: AppState) -> Router {
     let cors = cors_layer(&state.config);
-    Router::new()
-        .merge(areas::sessions::routes::<UserPrincipal>())
-        .merge(areas::sessions::routes::<AdminPrincipal>())
-        .merge(areas::identities::routes())
-        .merge(areas::team::routes())
-        .merge(areas::org::routes())
-        .merge(areas::talent::routes())
-        .merge(areas::candidate::routes())
-        .merge(areas::marketplace::routes())
-        .merge(areas::health::routes())
-        .fallback(|| async { ApiError::NotFound })
+    let (router, _) = crate::openapi::router().split_for_parts();
+    router
+        .fallback(|| async { ApiError::NoRoute })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(cors)

@@ -6,11 +6,29 @@ use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sea_orm::DbErr;
-use serde_json::json;
+use serde::Serialize;
 use sessions::{SessionError, StoreError};
 
 /// Field errors keyed by the nested form path (`identities_user.id`).
 pub type FieldErrors = BTreeMap<String, Vec<String>>;
+
+/// The body of every error response (CONTRACT §4).
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct ErrorDetail {
+    /// One of the contract's error codes (`invalid_token`, `validation_failed`...).
+    pub code: String,
+    /// A human-readable explanation; never internals.
+    pub message: String,
+    /// Only on `validation_failed`: messages keyed by the nested field path.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(value_type = Option<std::collections::HashMap<String, Vec<String>>>)]
+    pub fields: Option<FieldErrors>,
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -32,6 +50,9 @@ pub enum ApiError {
     Forbidden,
     #[error("not found")]
     NotFound,
+    /// The fallback: no route has this path.
+    #[error("no such route")]
+    NoRoute,
     #[error("method not allowed")]
     MethodNotAllowed,
     #[error("{0}")]
@@ -60,7 +81,7 @@ impl ApiError {
             | Self::SessionEnded
             | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
             Self::CsrfFailed | Self::Forbidden => StatusCode::FORBIDDEN,
-            Self::NotFound => StatusCode::NOT_FOUND,
+            Self::NotFound | Self::NoRoute => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) => StatusCode::CONFLICT,
             Self::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
@@ -82,7 +103,7 @@ impl ApiError {
             Self::InvalidCredentials => "invalid_credentials",
             Self::CsrfFailed => "csrf_failed",
             Self::Forbidden => "forbidden",
-            Self::NotFound => "not_found",
+            Self::NotFound | Self::NoRoute => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::Conflict(_) => "conflict",
             Self::PayloadTooLarge => "payload_too_large",
@@ -102,11 +123,17 @@ impl ApiError {
 
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
-        let mut body = json!({ "code": self.code(), "message": self.to_string() });
-        if let Self::Validation(fields) = &self {
-            body["fields"] = json!(fields);
-        }
-        let mut response = (self.status(), Json(json!({ "error": body }))).into_response();
+        let body = ErrorBody {
+            error: ErrorDetail {
+                code: self.code().into(),
+                message: self.to_string(),
+                fields: match &self {
+                    Self::Validation(fields) => Some(fields.clone()),
+                    _ => None,
+                },
+            },
+        };
+        let mut response = (self.status(), Json(body)).into_response();
         if let Self::RateLimited {
             retry_after_seconds,
         } = self

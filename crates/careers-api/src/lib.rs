@@ -11,6 +11,7 @@ pub mod db;
 pub mod error;
 pub mod extract;
 pub mod forms;
+pub mod openapi;
 pub mod password;
 pub mod seed;
 pub mod views;

@@ -3,27 +3,48 @@
 use std::time::Duration;
 
 use axum::Json;
-use axum::Router;
 use axum::extract::State;
-use axum::routing::get;
 use serde_json::{Value, json};
 use sessions::TokenStore;
 
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
 use crate::app::AppState;
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 
 const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/health/live", get(live))
-        .route("/health/ready", get(ready))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(live))
+        .routes(routes!(ready))
 }
 
+#[utoipa::path(
+    get,
+    path = "/health/live",
+    tag = "health",
+    summary = "Liveness",
+    responses(
+        (status = 200, description = "The process is up", body = serde_json::Value)
+    )
+)]
 async fn live() -> Json<Value> {
     Json(json!({ "status": "live" }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/health/ready",
+    tag = "health",
+    summary = "Readiness",
+    responses(
+        (status = 200, description = "Database and token store reachable", body = serde_json::Value),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    )
+)]
 async fn ready(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {
     let (database, store) = tokio::join!(
         tokio::time::timeout(CHECK_TIMEOUT, state.db.ping()),

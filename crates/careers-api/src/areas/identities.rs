@@ -1,14 +1,17 @@
 //! Authenticated user area (`/identities`), plus public sign-up.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::{get, post};
-use axum::{Json, Router};
 
 use super::UserCtx;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
 use crate::app::AppState;
 use crate::db;
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Path};
 use crate::forms::IdRef;
 use crate::forms::careers::TalentProfileCreateForm;
@@ -16,17 +19,30 @@ use crate::forms::identities::{SignUpForm, UserUpdateForm};
 use crate::views::identities::UserView;
 use crate::views::{CareersUserProfileOne, IdentitiesUserOne};
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/identities/users", post(sign_up))
-        .route("/identities/user/{id}", get(show_user).patch(update_user))
-        .route(
-            "/identities/careers/user_profiles",
-            post(create_talent_profile),
-        )
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(sign_up))
+        .routes(routes!(show_user, update_user))
+        .routes(routes!(create_talent_profile))
 }
 
 /// Public sign-up. It does not log in: the client then creates a session.
+#[utoipa::path(
+    post,
+    path = "/identities/users",
+    tag = "identities",
+    summary = "Sign up (public)",
+    request_body = SignUpForm,
+    responses(
+        (status = 201, description = "The new user", body = IdentitiesUserOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    )
+)]
 async fn sign_up(
     State(state): State<AppState>,
     Form(form): Form<SignUpForm>,
@@ -63,6 +79,22 @@ async fn sign_up(
 
 /// The caller's own record, bare (specification §4.3). Any other id is 404, not 403, so the
 /// endpoint does not confirm which ids exist.
+#[utoipa::path(
+    get,
+    path = "/identities/user/{id}",
+    tag = "identities",
+    summary = "Read your own user record",
+    params(("id" = i64, Path, description = "Record id")),
+    responses(
+        (status = 200, description = "The caller's own record, bare", body = UserView),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = []))
+)]
 async fn show_user(ctx: UserCtx, Path(id): Path<i64>) -> Result<Json<UserView>, ApiError> {
     if id != ctx.user.id {
         return Err(ApiError::NotFound);
@@ -70,6 +102,27 @@ async fn show_user(ctx: UserCtx, Path(id): Path<i64>) -> Result<Json<UserView>, 
     Ok(Json(UserView::from(&ctx.user)))
 }
 
+#[utoipa::path(
+    patch,
+    path = "/identities/user/{id}",
+    tag = "identities",
+    summary = "Update your own user record",
+    params(("id" = i64, Path, description = "Record id")),
+    request_body = UserUpdateForm,
+    responses(
+        (status = 200, description = "The updated record, bare", body = UserView),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = [], "csrf_token" = []))
+)]
 async fn update_user(
     ctx: UserCtx,
     State(state): State<AppState>,
@@ -84,6 +137,26 @@ async fn update_user(
     Ok(Json(UserView::from(&user)))
 }
 
+#[utoipa::path(
+    post,
+    path = "/identities/careers/user_profiles",
+    tag = "identities",
+    summary = "Create your talent profile",
+    request_body = TalentProfileCreateForm,
+    responses(
+        (status = 201, description = "The new talent profile", body = CareersUserProfileOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = [], "csrf_token" = []))
+)]
 async fn create_talent_profile(
     ctx: UserCtx,
     State(state): State<AppState>,

@@ -1,22 +1,38 @@
 //! Marketplace area (`/marketplace`): public, personalised when a user is identified.
 
+use axum::Json;
 use axum::extract::State;
-use axum::routing::get;
-use axum::{Json, Router};
 
 use super::MarketplaceCtx;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
 use crate::app::AppState;
 use crate::db;
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 use crate::extract::{Path, Query};
 use crate::views::{MarketplaceJobList, MarketplaceJobOne, Meta, PageParams};
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/marketplace/careers/jobs", get(list_jobs))
-        .route("/marketplace/careers/jobs/{id}", get(show_job))
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_jobs))
+        .routes(routes!(show_job))
 }
 
+#[utoipa::path(
+    get,
+    path = "/marketplace/careers/jobs",
+    tag = "marketplace",
+    summary = "List published jobs",
+    params(PageParams),
+    responses(
+        (status = 200, description = "Published jobs", body = MarketplaceJobList),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security((), ("user_session" = []))
+)]
 async fn list_jobs(
     ctx: MarketplaceCtx,
     State(state): State<AppState>,
@@ -32,6 +48,20 @@ async fn list_jobs(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/marketplace/careers/jobs/{id}",
+    tag = "marketplace",
+    summary = "Read a published job",
+    params(("id" = i64, Path, description = "Record id")),
+    responses(
+        (status = 200, description = "A published job", body = MarketplaceJobOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security((), ("user_session" = []))
+)]
 async fn show_job(
     ctx: MarketplaceCtx,
     State(state): State<AppState>,

@@ -1,16 +1,19 @@
 //! Employer area (`/org`, `/org-user`): a user with an org profile, scoped to their company.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::Deserialize;
 
 use super::EmployerCtx;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
 use crate::app::AppState;
 use crate::db;
 use crate::db::org::Scope;
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Path, Query};
 use crate::forms::org::{JobForm, OrgUserProfileForm};
 use crate::views::org::OrgUserProfileView;
@@ -19,32 +22,36 @@ use crate::views::{
     OrgUserProfileList, OrgUserProfileOne, PageParams,
 };
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route(
-            "/org/user-profiles",
-            get(list_profiles).post(create_profile),
-        )
-        .route(
-            "/org/user-profiles/{id}",
-            get(show_profile).patch(update_profile),
-        )
-        .route("/org-user/careers/jobs", get(list_jobs).post(create_job))
-        .route(
-            "/org-user/careers/jobs/{id}",
-            axum::routing::patch(update_job),
-        )
-        .route("/org-user/careers/job_applications", get(list_applications))
-        .route(
-            "/org-user/careers/job_applications/{id}",
-            get(show_application),
-        )
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_profiles, create_profile))
+        .routes(routes!(show_profile, update_profile))
+        .routes(routes!(list_jobs, create_job))
+        .routes(routes!(update_job))
+        .routes(routes!(list_applications))
+        .routes(routes!(show_application))
 }
 
 fn scope(ctx: &EmployerCtx) -> Scope {
     Scope::Company(ctx.company.id)
 }
 
+#[utoipa::path(
+    get,
+    path = "/org/user-profiles",
+    tag = "employer",
+    summary = "List your company's org profiles",
+    params(PageParams),
+    responses(
+        (status = 200, description = "Org profiles of your company", body = OrgUserProfileList),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = []))
+)]
 async fn list_profiles(
     ctx: EmployerCtx,
     State(state): State<AppState>,
@@ -59,6 +66,22 @@ async fn list_profiles(
 }
 
 /// Bare, as the specification shows it (§4.3).
+#[utoipa::path(
+    get,
+    path = "/org/user-profiles/{id}",
+    tag = "employer",
+    summary = "Read an org profile of your company",
+    params(("id" = i64, Path, description = "Record id")),
+    responses(
+        (status = 200, description = "The org profile, bare", body = OrgUserProfileView),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = []))
+)]
 async fn show_profile(
     ctx: EmployerCtx,
     State(state): State<AppState>,
@@ -70,6 +93,26 @@ async fn show_profile(
         .ok_or(ApiError::NotFound)
 }
 
+#[utoipa::path(
+    post,
+    path = "/org/user-profiles",
+    tag = "employer",
+    summary = "Create an org profile in your company",
+    request_body = OrgUserProfileForm,
+    responses(
+        (status = 201, description = "The new org profile", body = OrgUserProfileOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = [], "csrf_token" = []))
+)]
 async fn create_profile(
     ctx: EmployerCtx,
     State(state): State<AppState>,
@@ -86,6 +129,27 @@ async fn create_profile(
 }
 
 /// Bare, like the GET of the same path.
+#[utoipa::path(
+    patch,
+    path = "/org/user-profiles/{id}",
+    tag = "employer",
+    summary = "Update an org profile of your company",
+    params(("id" = i64, Path, description = "Record id")),
+    request_body = OrgUserProfileForm,
+    responses(
+        (status = 200, description = "The updated org profile, bare", body = OrgUserProfileView),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = [], "csrf_token" = []))
+)]
 async fn update_profile(
     ctx: EmployerCtx,
     State(state): State<AppState>,
@@ -98,6 +162,22 @@ async fn update_profile(
     ))
 }
 
+#[utoipa::path(
+    get,
+    path = "/org-user/careers/jobs",
+    tag = "employer",
+    summary = "List your company's jobs",
+    params(PageParams),
+    responses(
+        (status = 200, description = "Your company's jobs", body = CareersJobList),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = []))
+)]
 async fn list_jobs(
     ctx: EmployerCtx,
     State(state): State<AppState>,
@@ -112,6 +192,26 @@ async fn list_jobs(
     }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/org-user/careers/jobs",
+    tag = "employer",
+    summary = "Create a job",
+    request_body = JobForm,
+    responses(
+        (status = 201, description = "The new job", body = CareersJobOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = [], "csrf_token" = []))
+)]
 async fn create_job(
     ctx: EmployerCtx,
     State(state): State<AppState>,
@@ -125,6 +225,27 @@ async fn create_job(
     ))
 }
 
+#[utoipa::path(
+    patch,
+    path = "/org-user/careers/jobs/{id}",
+    tag = "employer",
+    summary = "Update a job of your company",
+    params(("id" = i64, Path, description = "Record id")),
+    request_body = JobForm,
+    responses(
+        (status = 200, description = "The updated job", body = CareersJobOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = [], "csrf_token" = []))
+)]
 async fn update_job(
     ctx: EmployerCtx,
     State(state): State<AppState>,
@@ -136,14 +257,34 @@ async fn update_job(
     Ok(Json(CareersJobOne { careers_jobs: view }))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct ApplicationParams {
+    /// Only applications to this job.
     careers_job_id: Option<i64>,
+    /// Page number, from 1.
     page: Option<u64>,
+    /// Items per page, 1 to 100 (default 25).
     per_page: Option<u64>,
 }
 
 /// Applications to the company's own jobs (specification §4.3).
+#[utoipa::path(
+    get,
+    path = "/org-user/careers/job_applications",
+    tag = "employer",
+    summary = "List applications to your jobs",
+    params(ApplicationParams),
+    responses(
+        (status = 200, description = "Applications to your company's jobs", body = EmployerApplicationList),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = []))
+)]
 async fn list_applications(
     ctx: EmployerCtx,
     State(state): State<AppState>,
@@ -168,6 +309,22 @@ async fn list_applications(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/org-user/careers/job_applications/{id}",
+    tag = "employer",
+    summary = "Read an application to your jobs",
+    params(("id" = i64, Path, description = "Record id")),
+    responses(
+        (status = 200, description = "The application with the applicant's profile", body = EmployerApplicationOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("user_session" = []))
+)]
 async fn show_application(
     ctx: EmployerCtx,
     State(state): State<AppState>,

@@ -5,19 +5,21 @@
 
 use std::future::Future;
 
-use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{patch, post};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 use sessions::{IssuedAccess, SessionContext};
 
 use super::{ADMIN, USER};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
 use crate::app::AppState;
 use crate::db;
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 use crate::extract::Json;
 use crate::forms::identities::LoginForm;
 use crate::views::identities::{AdminView, UserView};
@@ -26,8 +28,6 @@ use crate::views::rfc3339;
 /// An identity type that can log in: where its sessions live and how it is found.
 pub trait Principal: Send + Sync + 'static {
     const CONTEXT: SessionContext;
-    /// Path of the session resource.
-    const PATH: &'static str;
     /// Key of the identity in the login body.
     const BODY_KEY: &'static str;
     type View: Serialize + Send;
@@ -43,7 +43,6 @@ pub struct UserPrincipal;
 
 impl Principal for UserPrincipal {
     const CONTEXT: SessionContext = USER;
-    const PATH: &'static str = "/identities/sessions";
     const BODY_KEY: &'static str = "identities_user";
     type View = UserView;
 
@@ -61,7 +60,6 @@ pub struct AdminPrincipal;
 
 impl Principal for AdminPrincipal {
     const CONTEXT: SessionContext = ADMIN;
-    const PATH: &'static str = "/team/identities/admins/sessions";
     const BODY_KEY: &'static str = "identities_admin";
     type View = AdminView;
 
@@ -73,13 +71,6 @@ impl Principal for AdminPrincipal {
             .await?
             .map(|a| (a.id, a.password_digest.clone(), AdminView::from(&a))))
     }
-}
-
-pub fn routes<P: Principal>() -> Router<AppState> {
-    Router::new().route(P::PATH, post(login::<P>)).route(
-        &format!("{}/current", P::PATH),
-        patch(refresh::<P>).delete(logout::<P>),
-    )
 }
 
 async fn login<P: Principal>(
@@ -192,3 +183,125 @@ fn host(headers: &HeaderMap) -> Option<&str> {
         .get(header::HOST)
         .and_then(|v: &HeaderValue| v.to_str().ok())
 }
+
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(user_login))
+        .routes(routes!(user_refresh, user_logout))
+        .routes(routes!(admin_login))
+        .routes(routes!(admin_refresh, admin_logout))
+}
+
+/// Login response of the user context.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+struct UserLogin {
+    csrf: String,
+    access_expires_at: String,
+    session_expires_at: String,
+    identities_user: UserView,
+}
+
+/// Login response of the admin context.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+struct AdminLogin {
+    csrf: String,
+    access_expires_at: String,
+    session_expires_at: String,
+    identities_admin: AdminView,
+}
+
+/// Refresh response of both contexts: `csrf` equals the new CSRF cookie.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
+struct Refreshed {
+    csrf: String,
+    access_expires_at: String,
+    session_expires_at: String,
+}
+
+macro_rules! session_handlers {
+    ($principal:ty, $path:literal, $tag:literal, $login_body:ty, $security:literal,
+     $login:ident, $refresh:ident, $logout:ident) => {
+        #[utoipa::path(
+            post,
+            path = $path,
+            tag = $tag,
+            summary = "Log in: create a session and set the access and CSRF cookies",
+            request_body = LoginForm,
+            responses(
+                (status = 201, description = "Session created; cookies set", body = $login_body),
+                (status = 400, description = "`malformed_request`", body = ErrorBody),
+                (status = 401, description = "`invalid_credentials`", body = ErrorBody),
+                (status = 413, description = "`payload_too_large`", body = ErrorBody),
+                (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
+                (status = 422, description = "`validation_failed`", body = ErrorBody),
+                (status = 429, description = "`rate_limited`, with Retry-After", body = ErrorBody),
+                (status = 503, description = "`unavailable`", body = ErrorBody)
+            )
+        )]
+        async fn $login(
+            state: State<AppState>,
+            headers: HeaderMap,
+            form: Json<LoginForm>,
+        ) -> Result<Response, ApiError> {
+            login::<$principal>(state, headers, form).await
+        }
+
+        #[utoipa::path(
+            patch,
+            path = concat!($path, "/current"),
+            tag = $tag,
+            summary = "Refresh: same session, new access token and CSRF token",
+            responses(
+                (status = 200, description = "Cookies replaced", body = Refreshed),
+                (status = 401, description = "`unauthenticated`, `invalid_token` or `session_ended`", body = ErrorBody),
+                (status = 403, description = "`csrf_failed`", body = ErrorBody),
+                (status = 503, description = "`unavailable`", body = ErrorBody)
+            ),
+            security(($security = [], "csrf_token" = []))
+        )]
+        async fn $refresh(state: State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+            refresh::<$principal>(state, headers).await
+        }
+
+        #[utoipa::path(
+            delete,
+            path = concat!($path, "/current"),
+            tag = $tag,
+            summary = "Log out: destroy the session and delete both cookies",
+            responses(
+                (status = 204, description = "Session destroyed; cookies deleted"),
+                (status = 401, description = "`unauthenticated`, `invalid_token` or `session_ended`", body = ErrorBody),
+                (status = 403, description = "`csrf_failed`", body = ErrorBody),
+                (status = 503, description = "`unavailable`", body = ErrorBody)
+            ),
+            security(($security = [], "csrf_token" = []))
+        )]
+        async fn $logout(state: State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
+            logout::<$principal>(state, headers).await
+        }
+    };
+}
+
+session_handlers!(
+    UserPrincipal,
+    "/identities/sessions",
+    "sessions",
+    UserLogin,
+    "user_session",
+    user_login,
+    user_refresh,
+    user_logout
+);
+session_handlers!(
+    AdminPrincipal,
+    "/team/identities/admins/sessions",
+    "sessions",
+    AdminLogin,
+    "admin_session",
+    admin_login,
+    admin_refresh,
+    admin_logout
+);

@@ -1,16 +1,19 @@
 //! Team (admin) area (`/admin-user`): an admin sees and may choose everything.
 
+use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::get;
-use axum::{Json, Router};
 use serde::Deserialize;
 
 use super::AdminCtx;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
 use crate::app::AppState;
 use crate::db;
 use crate::db::org::Scope;
 use crate::error::ApiError;
+use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Path, Query};
 use crate::forms::org::OrgUserProfileForm;
 use crate::views::identities::UserView;
@@ -18,28 +21,41 @@ use crate::views::{
     IdentitiesUserList, Meta, OrgCompanyList, OrgUserProfileList, OrgUserProfileOne, PageParams,
 };
 
-pub fn routes() -> Router<AppState> {
-    Router::new()
-        .route("/admin-user/identities/users", get(list_users))
-        .route("/admin-user/org/companies", get(list_companies))
-        .route(
-            "/admin-user/org/user-profiles",
-            get(list_profiles).post(create_profile),
-        )
-        .route(
-            "/admin-user/org/user-profiles/{id}",
-            get(show_profile).patch(update_profile),
-        )
+pub fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_users))
+        .routes(routes!(list_companies))
+        .routes(routes!(list_profiles, create_profile))
+        .routes(routes!(show_profile, update_profile))
 }
 
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 struct UserListParams {
+    /// Case-insensitive match on first name, last name or e-mail.
     q: Option<String>,
+    /// Page number, from 1.
     page: Option<u64>,
+    /// Items per page, 1 to 100 (default 25).
     per_page: Option<u64>,
 }
 
 /// Users for a selection list; `?q=` filters by name or e-mail.
+#[utoipa::path(
+    get,
+    path = "/admin-user/identities/users",
+    tag = "team",
+    summary = "List users (selection list)",
+    params(UserListParams),
+    responses(
+        (status = 200, description = "Users", body = IdentitiesUserList),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("admin_session" = []))
+)]
 async fn list_users(
     _admin: AdminCtx,
     State(state): State<AppState>,
@@ -58,6 +74,21 @@ async fn list_users(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/admin-user/org/companies",
+    tag = "team",
+    summary = "List companies",
+    params(PageParams),
+    responses(
+        (status = 200, description = "Companies", body = OrgCompanyList),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("admin_session" = []))
+)]
 async fn list_companies(
     _admin: AdminCtx,
     State(state): State<AppState>,
@@ -71,6 +102,21 @@ async fn list_companies(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/admin-user/org/user-profiles",
+    tag = "team",
+    summary = "List all org profiles",
+    params(PageParams),
+    responses(
+        (status = 200, description = "All org profiles", body = OrgUserProfileList),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("admin_session" = []))
+)]
 async fn list_profiles(
     _admin: AdminCtx,
     State(state): State<AppState>,
@@ -84,6 +130,22 @@ async fn list_profiles(
     }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/admin-user/org/user-profiles/{id}",
+    tag = "team",
+    summary = "Read any org profile",
+    params(("id" = i64, Path, description = "Record id")),
+    responses(
+        (status = 200, description = "An org profile", body = OrgUserProfileOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("admin_session" = []))
+)]
 async fn show_profile(
     _admin: AdminCtx,
     State(state): State<AppState>,
@@ -97,6 +159,26 @@ async fn show_profile(
     }))
 }
 
+#[utoipa::path(
+    post,
+    path = "/admin-user/org/user-profiles",
+    tag = "team",
+    summary = "Create an org profile for any user and company",
+    request_body = OrgUserProfileForm,
+    responses(
+        (status = 201, description = "The new org profile", body = OrgUserProfileOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("admin_session" = [], "csrf_token" = []))
+)]
 async fn create_profile(
     _admin: AdminCtx,
     State(state): State<AppState>,
@@ -112,6 +194,27 @@ async fn create_profile(
     ))
 }
 
+#[utoipa::path(
+    patch,
+    path = "/admin-user/org/user-profiles/{id}",
+    tag = "team",
+    summary = "Update any org profile",
+    params(("id" = i64, Path, description = "Record id")),
+    request_body = OrgUserProfileForm,
+    responses(
+        (status = 200, description = "The updated org profile", body = OrgUserProfileOne),
+        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
+        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
+        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
+        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
+        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
+        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
+        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
+        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+    ),
+    security(("admin_session" = [], "csrf_token" = []))
+)]
 async fn update_profile(
     _admin: AdminCtx,
     State(state): State<AppState>,

@@ -4,7 +4,7 @@ use super::{Errors, IdRef, date};
 use crate::error::ApiError;
 
 /// `POST /identities/careers/user_profiles`.
-#[derive(Debug, Deserialize, garde::Validate)]
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct TalentProfileCreateForm {
     #[garde(length(chars, min = 1, max = 200))]
     pub headline: Option<String>,
@@ -18,7 +18,7 @@ impl TalentProfileCreateForm {
     }
 }
 
-#[derive(Debug, Clone, Deserialize, garde::Validate)]
+#[derive(Debug, Clone, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct CertificateItem {
     #[garde(skip)]
     pub id: Option<i64>,
@@ -33,7 +33,7 @@ pub struct CertificateItem {
     pub issued_on: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize, garde::Validate)]
+#[derive(Debug, Clone, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct ExperienceItem {
     #[garde(skip)]
     pub id: Option<i64>,
@@ -52,7 +52,7 @@ pub struct ExperienceItem {
     pub description: Option<String>,
 }
 
-#[derive(Debug, Clone, Deserialize, garde::Validate)]
+#[derive(Debug, Clone, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct SkillItem {
     #[garde(skip)]
     pub id: Option<i64>,
@@ -109,7 +109,7 @@ impl NestedItem for SkillItem {
 }
 
 /// `PATCH /talent/careers/user_profile`.
-#[derive(Debug, Deserialize, garde::Validate)]
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct TalentProfileForm {
     #[garde(length(chars, min = 1, max = 200))]
     pub headline: Option<String>,
@@ -141,7 +141,7 @@ impl TalentProfileForm {
 }
 
 /// `careers_user_profile` of an application: the caller's own profile, plus experiences to add.
-#[derive(Debug, Deserialize, garde::Validate)]
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct ApplicantRef {
     #[garde(required)]
     pub id: Option<i64>,
@@ -150,7 +150,7 @@ pub struct ApplicantRef {
 }
 
 /// `POST /candidate/careers/job_applications`.
-#[derive(Debug, Deserialize, garde::Validate)]
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct JobApplicationForm {
     #[garde(dive)]
     pub careers_job: Option<IdRef>,

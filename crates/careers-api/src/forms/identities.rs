@@ -4,7 +4,7 @@ use super::{Errors, IdRef};
 use crate::error::ApiError;
 
 /// `POST /identities/users` (sign-up).
-#[derive(Debug, Deserialize, garde::Validate)]
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct SignUpForm {
     #[garde(email, length(max = 254))]
     pub email: Option<String>,
@@ -37,7 +37,7 @@ impl SignUpForm {
 }
 
 /// `PATCH /identities/user/{id}`: only the fields present change.
-#[derive(Debug, Deserialize, garde::Validate)]
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct UserUpdateForm {
     #[garde(length(chars, min = 1, max = 100))]
     pub first_name: Option<String>,
@@ -58,7 +58,7 @@ impl UserUpdateForm {
 }
 
 /// `POST /identities/sessions` and `POST /team/identities/admins/sessions`.
-#[derive(Debug, Deserialize, garde::Validate)]
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct LoginForm {
     #[garde(length(min = 1, max = 254))]
     pub email: Option<String>,

@@ -12,7 +12,7 @@ use serde::Deserialize;
 use crate::error::{ApiError, FieldErrors};
 
 /// A reference to another record: `{"id": 1}`.
-#[derive(Debug, Clone, Copy, Deserialize, garde::Validate)]
+#[derive(Debug, Clone, Copy, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct IdRef {
     #[garde(required)]
     pub id: Option<i64>,

@@ -4,7 +4,7 @@ use super::{Errors, IdRef};
 use crate::error::ApiError;
 
 /// `Org::UserProfile`: `{title, identities_user: {id}, company: {id}}`.
-#[derive(Debug, Deserialize, garde::Validate)]
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct OrgUserProfileForm {
     #[garde(length(chars, min = 1, max = 200))]
     pub title: Option<String>,
@@ -29,7 +29,7 @@ impl OrgUserProfileForm {
 }
 
 /// `Careers::Job`: `{title, description, published, company: {id}}`.
-#[derive(Debug, Deserialize, garde::Validate)]
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct JobForm {
     #[garde(length(chars, min = 1, max = 200))]
     pub title: Option<String>,

@@ -4,7 +4,7 @@ use serde::Serialize;
 use super::org::{CompanyBrief, UserBrief};
 use crate::db::entities::careers::{certificate, experience, job_application, skill, user_profile};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct CertificateView {
     pub id: i64,
     pub name: String,
@@ -23,7 +23,7 @@ impl From<&certificate::Model> for CertificateView {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ExperienceView {
     pub id: i64,
     pub job_title: String,
@@ -46,7 +46,7 @@ impl From<&experience::Model> for ExperienceView {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SkillView {
     pub id: i64,
     pub name: String,
@@ -62,7 +62,7 @@ impl From<&skill::Model> for SkillView {
 }
 
 /// A talent profile's has-many children, loaded in one batched query each.
-#[derive(Debug, Clone, Default, Serialize)]
+#[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
 pub struct ProfileChildren {
     pub certificates: Vec<CertificateView>,
     pub experiences: Vec<ExperienceView>,
@@ -70,7 +70,7 @@ pub struct ProfileChildren {
 }
 
 /// `Careers::UserProfile` (the talent profile) with its children.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct TalentProfileView {
     pub id: i64,
     pub headline: String,
@@ -93,7 +93,7 @@ impl TalentProfileView {
 }
 
 /// `Careers::JobApplication`'s own attributes.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ApplicationAttrs {
     pub id: i64,
     pub status: String,
@@ -115,13 +115,13 @@ impl From<&job_application::Model> for ApplicationAttrs {
 }
 
 /// The applicant as an employer's list shows them (specification §4.3).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ApplicantBrief {
     pub id: i64,
     pub identities_user: UserBrief,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct EmployerApplicationItem {
     #[serde(flatten)]
     pub application: ApplicationAttrs,
@@ -129,7 +129,7 @@ pub struct EmployerApplicationItem {
 }
 
 /// The applicant with their profile's children, for the employer's detail view.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct ApplicantDetail {
     pub id: i64,
     #[serde(flatten)]
@@ -137,21 +137,21 @@ pub struct ApplicantDetail {
     pub identities_user: UserBrief,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct EmployerApplicationDetail {
     #[serde(flatten)]
     pub application: ApplicationAttrs,
     pub career_user_profile: ApplicantDetail,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct JobBrief {
     pub id: i64,
     pub title: String,
     pub company: CompanyBrief,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CandidateApplicationItem {
     #[serde(flatten)]
     pub application: ApplicationAttrs,
@@ -159,7 +159,7 @@ pub struct CandidateApplicationItem {
 }
 
 /// `Careers::Job` with its company.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct JobView {
     pub id: i64,
     pub title: String,
@@ -171,14 +171,14 @@ pub struct JobView {
 }
 
 /// One of the caller's own applications to a marketplace job.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct OwnApplication {
     pub id: i64,
     pub status: String,
     pub created_at: DateTime<Utc>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct MarketplaceJobView {
     #[serde(flatten)]
     pub job: JobView,

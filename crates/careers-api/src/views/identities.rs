@@ -3,7 +3,7 @@ use serde::Serialize;
 use crate::db::entities::identities::{admin, user};
 
 /// `Identities::User` as specification §2.3 lists it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct UserView {
     pub id: i64,
     pub country_id: i64,
@@ -29,7 +29,7 @@ impl From<&user::Model> for UserView {
 }
 
 /// `Identities::Admin` in the admin login body.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct AdminView {
     pub id: i64,
     pub email: String,

@@ -17,13 +17,18 @@ pub fn rfc3339(unix_seconds: i64) -> String {
 }
 
 /// `?page=` (from 1) and `?per_page=` (default 25, at most 100).
-#[derive(Debug, Deserialize)]
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct PageParams {
+    /// Page number, from 1.
+    #[param(minimum = 1, maximum = 1000000)]
     pub page: Option<u64>,
+    /// Items per page, 1 to 100 (default 25).
+    #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u64>,
 }
 
-#[derive(Debug, Clone, Copy, Serialize)]
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
 pub struct Meta {
     pub page: u64,
     pub per_page: u64,
@@ -56,14 +61,14 @@ impl PageParams {
 macro_rules! envelope {
     ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty }) => {
         $(#[$doc])*
-        #[derive(Debug, serde::Serialize)]
+        #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
         pub struct $name {
             pub $key: $ty,
         }
     };
     ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty, meta }) => {
         $(#[$doc])*
-        #[derive(Debug, serde::Serialize)]
+        #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
         pub struct $name {
             pub $key: $ty,
             pub meta: Meta,

@@ -5,7 +5,7 @@ use crate::db::entities::identities::user;
 use crate::db::entities::org::company;
 
 /// An identity as another party sees it: the name only.
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct UserBrief {
     pub id: i64,
     pub first_name: String,
@@ -22,7 +22,7 @@ impl From<&user::Model> for UserBrief {
     }
 }
 
-#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct CompanyBrief {
     pub id: i64,
     pub name: String,
@@ -38,7 +38,7 @@ impl From<&company::Model> for CompanyBrief {
 }
 
 /// `Org::Company` with its own attributes.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct CompanyView {
     pub id: i64,
     pub name: String,
@@ -58,7 +58,7 @@ impl From<&company::Model> for CompanyView {
 }
 
 /// `Org::UserProfile` with its user and company joined.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct OrgUserProfileView {
     pub id: i64,
     pub title: String,

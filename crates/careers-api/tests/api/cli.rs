@@ -109,3 +109,92 @@ fn misconfiguration_is_one_line_on_stderr_and_a_nonzero_exit() {
         assert!(stderr.contains(needle), "{env:?}: {stderr}");
     }
 }
+
+const DEMO_TABLES: &[&str] = &[
+    "identities_admins",
+    "identities_users",
+    "org_companies",
+    "org_user_profiles",
+    "careers_user_profiles",
+    "careers_certificates",
+    "careers_experiences",
+    "careers_skills",
+    "careers_jobs",
+    "careers_job_applications",
+];
+
+async fn row_counts(app: &TestApp) -> Vec<i64> {
+    use sea_orm::ConnectionTrait;
+    let mut counts = Vec::new();
+    for table in DEMO_TABLES {
+        let backend = app.state.db.get_database_backend();
+        let row = app
+            .state
+            .db
+            .query_one_raw(sea_orm::Statement::from_string(
+                backend,
+                format!("SELECT COUNT(*) FROM {table}"),
+            ))
+            .await
+            .unwrap()
+            .unwrap();
+        counts.push(row.try_get_by_index::<i64>(0).unwrap());
+    }
+    counts
+}
+
+mod seed {
+    use super::*;
+
+    backend_tests! {
+        async fn seed_demo_loads_the_contract_data_set_once(backend) {
+            let app = TestApp::spawn(backend).await;
+            let env = app_env(&app);
+            let first = careers_api(&env, &["seed", "--demo"]);
+            assert!(first.status.success(), "{}", String::from_utf8_lossy(&first.stderr));
+            let counts = row_counts(&app).await;
+            // admins, users, companies, org profiles, talent profiles, certificates, experiences,
+            // skills, jobs, applications
+            assert_eq!(counts, vec![1, 4, 2, 2, 1, 2, 2, 3, 5, 1]);
+            let second = careers_api(&env, &["seed", "--demo"]);
+            assert!(second.status.success());
+            assert!(String::from_utf8_lossy(&second.stdout).contains("0 rows created"));
+            assert_eq!(row_counts(&app).await, counts, "idempotent");
+
+            let logins = [
+                (ADMIN, "admin@example.com", "admin-password-1"),
+                (USER, "employer@acme.example", "employer-password-1"),
+                (USER, "employer@globex.example", "employer-password-1"),
+                (USER, "candidate@example.com", "candidate-password-1"),
+                (USER, "plain@example.com", "plain-password-1"),
+            ];
+            for (ctx, email, password) in logins {
+                let response = app.login_raw(&ctx, email, password).await;
+                assert_eq!(response.status(), StatusCode::CREATED, "{email}");
+            }
+            // Each company has at least two published jobs on the marketplace.
+            let jobs: serde_json::Value = app
+                .request(reqwest::Method::GET, "/marketplace/careers/jobs")
+                .send().await.unwrap().json().await.unwrap();
+            for company in ["Acme", "Globex"] {
+                let published = jobs["careers_jobs"].as_array().unwrap().iter()
+                    .filter(|j| j["company"]["name"] == company).count();
+                assert!(published >= 2, "{company}: {published}");
+            }
+        }
+    }
+}
+
+#[test]
+fn seed_refuses_outside_development_and_test() {
+    let env = pairs(&[
+        ("APP_ENV", "production"),
+        ("JWT_SIGNING_SECRET", SECRET),
+        ("REDIS_URL", "redis://127.0.0.1:6379"),
+        ("COOKIE_DOMAIN", ".example.com"),
+        ("DATABASE_URL", "sqlite::memory:"),
+    ]);
+    let output = careers_api(&env, &["seed", "--demo"]);
+    assert!(!output.status.success());
+    assert!(String::from_utf8_lossy(&output.stderr).contains("development and test only"));
+}

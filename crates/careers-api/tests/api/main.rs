@@ -1,13 +1,18 @@
 //! Black-box HTTP tests: each rule of the specification and contract, on SQLite + memory and on
 //! PostgreSQL + Redis.
 
+mod fixtures;
 mod helpers;
 
+mod areas;
 mod cli;
 mod concurrency;
 mod cookies;
 mod data_layer;
+mod forms;
 mod isolation;
+mod openapi;
 mod requests;
 mod session_lifecycle;
+mod shapes;
 mod tokens;

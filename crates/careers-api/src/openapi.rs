@@ -1,0 +1,88 @@
+//! The OpenAPI 3.1 document, generated from the handlers' annotations. Every route is
+//! registered through `utoipa_axum::routes!`, so a route cannot exist without its document.
+
+use axum::Json;
+use axum::extract::State;
+use utoipa::openapi::OpenApi as Document;
+use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+
+use crate::app::AppState;
+use crate::areas;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "careers-api",
+        description = "Careers marketplace API: two isolated cookie-JWT session contexts (users \
+                       and admins), CSRF double-submit, per-area authorization. Errors are \
+                       always `{\"error\": {\"code\", \"message\", \"fields\"?}}`."
+    ),
+    modifiers(&SecuritySchemes),
+    tags(
+        (name = "sessions", description = "Login, refresh and logout of both contexts"),
+        (name = "identities", description = "Authenticated user area and sign-up"),
+        (name = "employer", description = "Users with an org profile, scoped to their company"),
+        (name = "talent", description = "Users with a talent profile: their profile"),
+        (name = "candidate", description = "Users with a talent profile: their applications"),
+        (name = "marketplace", description = "Public; personalised when a user is identified"),
+        (name = "team", description = "Admins"),
+        (name = "health", description = "Liveness and readiness")
+    )
+)]
+struct ApiDoc;
+
+struct SecuritySchemes;
+
+impl Modify for SecuritySchemes {
+    fn modify(&self, openapi: &mut Document) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "user_session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new("jwt_access"))),
+        );
+        components.add_security_scheme(
+            "admin_session",
+            SecurityScheme::ApiKey(ApiKey::Cookie(ApiKeyValue::new("team_jwt_access"))),
+        );
+        components.add_security_scheme(
+            "csrf_token",
+            SecurityScheme::ApiKey(ApiKey::Header(ApiKeyValue::with_description(
+                "X-CSRF-Token",
+                "The value of the context's CSRF cookie (or the `csrf` of the login/refresh body)",
+            ))),
+        );
+    }
+}
+
+/// Every route of the API with its documentation.
+pub fn router() -> OpenApiRouter<AppState> {
+    OpenApiRouter::with_openapi(ApiDoc::openapi())
+        .merge(areas::sessions::routes())
+        .merge(areas::identities::routes())
+        .merge(areas::org::routes())
+        .merge(areas::talent::routes())
+        .merge(areas::candidate::routes())
+        .merge(areas::marketplace::routes())
+        .merge(areas::team::routes())
+        .merge(areas::health::routes())
+        .routes(routes!(openapi_json))
+}
+
+/// The document, built once at start.
+pub fn document() -> Document {
+    router().into_openapi()
+}
+
+#[utoipa::path(
+    get,
+    path = "/openapi.json",
+    tag = "health",
+    summary = "This OpenAPI 3.1 document",
+    responses((status = 200, description = "The document", body = serde_json::Value))
+)]
+async fn openapi_json(State(state): State<AppState>) -> Json<std::sync::Arc<Document>> {
+    Json(state.openapi.clone())
+}

@@ -1,0 +1,138 @@
+//! The OpenAPI 3.1 document covers every route, and every documented route is served.
+
+use reqwest::{Method, StatusCode};
+use serde_json::Value;
+
+use crate::backend_tests;
+use crate::helpers::*;
+
+/// Every route of CONTRACT §5 and the session routes of specification §4.1.
+const ROUTES: &[(&str, &str)] = &[
+    ("post", "/identities/sessions"),
+    ("patch", "/identities/sessions/current"),
+    ("delete", "/identities/sessions/current"),
+    ("post", "/team/identities/admins/sessions"),
+    ("patch", "/team/identities/admins/sessions/current"),
+    ("delete", "/team/identities/admins/sessions/current"),
+    ("post", "/identities/users"),
+    ("get", "/identities/user/{id}"),
+    ("patch", "/identities/user/{id}"),
+    ("post", "/identities/careers/user_profiles"),
+    ("get", "/talent/careers/user_profile"),
+    ("patch", "/talent/careers/user_profile"),
+    ("get", "/org/user-profiles"),
+    ("post", "/org/user-profiles"),
+    ("get", "/org/user-profiles/{id}"),
+    ("patch", "/org/user-profiles/{id}"),
+    ("get", "/org-user/careers/jobs"),
+    ("post", "/org-user/careers/jobs"),
+    ("patch", "/org-user/careers/jobs/{id}"),
+    ("get", "/org-user/careers/job_applications"),
+    ("get", "/org-user/careers/job_applications/{id}"),
+    ("get", "/candidate/careers/job_applications"),
+    ("post", "/candidate/careers/job_applications"),
+    ("get", "/marketplace/careers/jobs"),
+    ("get", "/marketplace/careers/jobs/{id}"),
+    ("get", "/admin-user/identities/users"),
+    ("get", "/admin-user/org/companies"),
+    ("get", "/admin-user/org/user-profiles"),
+    ("post", "/admin-user/org/user-profiles"),
+    ("get", "/admin-user/org/user-profiles/{id}"),
+    ("patch", "/admin-user/org/user-profiles/{id}"),
+    ("get", "/health/live"),
+    ("get", "/health/ready"),
+    ("get", "/openapi.json"),
+];
+
+fn operations(document: &Value) -> Vec<(String, String)> {
+    let mut found = Vec::new();
+    for (path, item) in document["paths"].as_object().unwrap() {
+        for method in ["get", "post", "put", "patch", "delete"] {
+            if item.get(method).is_some() {
+                found.push((method.to_string(), path.clone()));
+            }
+        }
+    }
+    found.sort();
+    found
+}
+
+backend_tests! {
+    async fn the_document_is_openapi_3_1_and_lists_exactly_the_routes(backend) {
+        let app = TestApp::spawn(backend).await;
+        let response = app.request(Method::GET, "/openapi.json").send().await.unwrap();
+        assert_eq!(response.status(), StatusCode::OK);
+        let document: Value = response.json().await.unwrap();
+        assert!(document["openapi"].as_str().unwrap().starts_with("3.1"));
+        let mut expected: Vec<(String, String)> =
+            ROUTES.iter().map(|(m, p)| (m.to_string(), p.to_string())).collect();
+        expected.sort();
+        assert_eq!(operations(&document), expected);
+        // Each operation documents its success and the JSON error body.
+        for (method, path) in operations(&document) {
+            let op = &document["paths"][&path][&method];
+            let responses = op["responses"].as_object().unwrap();
+            assert!(
+                responses.keys().any(|s| s.starts_with('2')),
+                "{method} {path} documents a success"
+            );
+            if path != "/health/live" && path != "/openapi.json" {
+                let error = responses.iter().find(|(s, _)| s.starts_with('4') || s.starts_with('5'));
+                let (_, error) = error.unwrap_or_else(|| panic!("{method} {path} documents errors"));
+                let schema = &error["content"]["application/json"]["schema"]["$ref"];
+                assert_eq!(schema, "#/components/schemas/ErrorBody", "{method} {path}");
+            }
+        }
+        let schemas = document["components"]["schemas"].as_object().unwrap();
+        for name in ["ErrorBody", "UserView", "OrgUserProfileView", "EmployerApplicationList",
+                     "JobApplicationForm", "TalentProfileForm", "OrgUserProfileForm"] {
+            assert!(schemas.contains_key(name), "schema {name}");
+        }
+    }
+
+    async fn every_documented_route_is_served(backend) {
+        let app = TestApp::spawn(backend).await;
+        let document: Value = app
+            .request(Method::GET, "/openapi.json")
+            .send().await.unwrap().json().await.unwrap();
+        for (method, path) in operations(&document) {
+            let url = path.replace("{id}", "1");
+            let method = Method::from_bytes(method.to_uppercase().as_bytes()).unwrap();
+            let response = app
+                .request(method.clone(), &url)
+                .json(&serde_json::json!({}))
+                .send()
+                .await
+                .unwrap();
+            let status = response.status();
+            assert_ne!(status, StatusCode::METHOD_NOT_ALLOWED, "{method} {url}");
+            let body = response.text().await.unwrap();
+            assert!(!body.contains("no such route"), "{method} {url}: {body}");
+        }
+        // And an unknown path is the fallback's 404.
+        let unknown = app.request(Method::GET, "/no/such/path").send().await.unwrap();
+        let body = assert_error(unknown, StatusCode::NOT_FOUND, "not_found").await;
+        assert_eq!(body["error"]["message"], "no such route");
+    }
+}
+
+/// Routes are registered only through `utoipa_axum::routes!`, which documents them: a plain
+/// axum `.route(` would add an undocumented route.
+#[test]
+fn no_route_is_registered_without_its_document() {
+    let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut stack = vec![src];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "rs") {
+                let text = std::fs::read_to_string(&path).unwrap();
+                for needle in [".route(", ".route_service(", ".nest_service("] {
+                    assert!(!text.contains(needle), "{} uses {needle}", path.display());
+                }
+            }
+        }
+    }
+}
