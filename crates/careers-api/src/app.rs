@@ -8,11 +8,14 @@ use std::time::Duration;
 use axum::Router;
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::response::IntoResponse;
 use sea_orm::DatabaseConnection;
 use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
 use sessions::{
-    AnyStore, Clock, CookieDomain, CookiePolicy, SameSite, SessionEngine, SessionTimes, TokenKeys,
+    AnyStore, Clock, CookieDomain, CookiePolicy, OriginPolicy, SameSite, SessionEngine,
+    SessionTimes, TokenKeys,
 };
+use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
 use tower_http::request_id::{
     MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
@@ -66,6 +69,7 @@ impl AppState {
             store,
             clock,
             cookie_policy(&config),
+            OriginPolicy::new(config.cors_allowed_origins.clone()),
             SessionTimes::default(),
         );
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
@@ -113,7 +117,7 @@ pub fn cookie_policy(config: &Config) -> CookiePolicy {
 }
 
 pub fn build_router(state: AppState) -> Router {
-    let cors = cors_layer(&state.config);
+    let cors = cors_layer(state.sessions.origins().clone());
     let (router, _) = crate::openapi::router().split_for_parts();
     router
         .fallback(|| async { ApiError::NoRoute })
@@ -146,6 +150,10 @@ pub fn build_router(state: AppState) -> Router {
                 })
                 .on_response(DefaultOnResponse::new().level(Level::INFO)),
         )
+        .layer(CatchPanicLayer::custom(|_| {
+            tracing::error!("handler panicked");
+            ApiError::Internal.into_response()
+        }))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(SetRequestIdLayer::new(REQUEST_ID, Counter::default()))
         .with_state(state)
@@ -165,13 +173,11 @@ impl MakeRequestId for Counter {
     }
 }
 
-/// Credentialed CORS for exact origins only, never `*`. Development without a list accepts any
-/// `http://localhost:*` and `http://127.0.0.1:*` origin.
-fn cors_layer(config: &Config) -> CorsLayer {
-    let allowed = config.cors_allowed_origins.clone();
+/// Credentialed CORS for exact origins only, never `*` (the session engine's origin policy).
+fn cors_layer(origins: OriginPolicy) -> CorsLayer {
     CorsLayer::new()
         .allow_origin(AllowOrigin::predicate(move |origin, _| {
-            origin_allowed(allowed.as_deref(), origin)
+            origin.to_str().is_ok_and(|o| origins.allows(o))
         }))
         .allow_credentials(true)
         .allow_methods([
@@ -188,31 +194,18 @@ fn cors_layer(config: &Config) -> CorsLayer {
         .max_age(Duration::from_secs(600))
 }
 
-pub fn origin_allowed(allowed: Option<&[String]>, origin: &HeaderValue) -> bool {
-    let Ok(origin) = origin.to_str() else {
-        return false;
-    };
-    match allowed {
-        Some(list) => list.iter().any(|o| o == origin),
-        None => ["http://localhost:", "http://127.0.0.1:"]
-            .iter()
-            .any(|prefix| {
-                origin.strip_prefix(prefix).is_some_and(|port| {
-                    !port.is_empty() && port.bytes().all(|b| b.is_ascii_digit())
-                })
-            }),
-    }
-}
-
 /// Serves until `shutdown` resolves; in-flight requests finish, new connections are refused.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     router: Router,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router)
-        .with_graceful_shutdown(shutdown)
-        .await
+    axum::serve(
+        listener,
+        router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await
 }
 
 /// Periodically drops expired records from an in-memory store.

@@ -67,6 +67,9 @@ pub enum ApiError {
     RateLimited { retry_after_seconds: u64 },
     #[error("service temporarily unavailable")]
     Unavailable,
+    /// Too many logins are waiting for a password hash: shed load quickly instead of queueing.
+    #[error("too many logins at once: retry shortly")]
+    Busy,
     #[error("internal error")]
     Internal,
 }
@@ -88,7 +91,7 @@ impl ApiError {
             Self::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             Self::Validation(_) => StatusCode::UNPROCESSABLE_ENTITY,
             Self::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
-            Self::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Unavailable | Self::Busy => StatusCode::SERVICE_UNAVAILABLE,
             Self::Internal => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -110,7 +113,7 @@ impl ApiError {
             Self::UnsupportedMediaType => "unsupported_media_type",
             Self::Validation(_) => "validation_failed",
             Self::RateLimited { .. } => "rate_limited",
-            Self::Unavailable => "unavailable",
+            Self::Unavailable | Self::Busy => "unavailable",
             Self::Internal => "internal",
         }
     }
@@ -134,13 +137,17 @@ impl IntoResponse for ApiError {
             },
         };
         let mut response = (self.status(), Json(body)).into_response();
-        if let Self::RateLimited {
-            retry_after_seconds,
-        } = self
-        {
+        let retry_after = match self {
+            Self::RateLimited {
+                retry_after_seconds,
+            } => Some(retry_after_seconds),
+            Self::Busy => Some(1),
+            _ => None,
+        };
+        if let Some(seconds) = retry_after {
             response
                 .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(retry_after_seconds));
+                .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
         }
         response
     }
@@ -153,10 +160,7 @@ impl From<SessionError> for ApiError {
             SessionError::InvalidToken => Self::InvalidToken,
             SessionError::AccessExpired => Self::AccessExpired,
             SessionError::SessionEnded => Self::SessionEnded,
-            SessionError::CsrfFailed => {
-                tracing::warn!("CSRF check failed");
-                Self::CsrfFailed
-            }
+            SessionError::CsrfFailed => Self::CsrfFailed,
             SessionError::Store(error) => error.into(),
         }
     }

@@ -14,4 +14,5 @@ pub mod forms;
 pub mod openapi;
 pub mod password;
 pub mod seed;
+pub mod throttle;
 pub mod views;

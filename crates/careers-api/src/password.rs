@@ -5,7 +5,7 @@
 //! one per call. A login for an unknown e-mail still verifies against a dummy hash, so timing does
 //! not reveal which e-mails exist.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use argon2::password_hash::phc::{Output, ParamsString, PasswordHash, Salt};
@@ -22,6 +22,10 @@ const OUTPUT_LEN: usize = 32;
 
 pub struct Passwords {
     permits: Semaphore,
+    /// Hashes waiting for a permit, and how many may wait before new ones are refused (503):
+    /// a login storm gets quick refusals instead of an unbounded queue.
+    waiting: AtomicUsize,
+    max_waiting: usize,
     blocks: Mutex<Vec<Vec<Block>>>,
     params: Params,
     dummy: String,
@@ -36,6 +40,8 @@ impl Passwords {
             .expect("OWASP argon2id parameters are valid");
         let mut passwords = Self {
             permits: Semaphore::new(concurrency),
+            waiting: AtomicUsize::new(0),
+            max_waiting: concurrency * 8,
             blocks: Mutex::new(Vec::with_capacity(concurrency)),
             params,
             dummy: String::new(),
@@ -82,11 +88,13 @@ impl Passwords {
         &self,
         work: impl FnOnce() -> R + Send + 'static,
     ) -> Result<R, ApiError> {
-        let _permit = self
-            .permits
-            .acquire()
-            .await
-            .map_err(|_| ApiError::Unavailable)?;
+        if self.waiting.fetch_add(1, Ordering::AcqRel) >= self.max_waiting {
+            self.waiting.fetch_sub(1, Ordering::AcqRel);
+            return Err(ApiError::Busy);
+        }
+        let permit = self.permits.acquire().await;
+        self.waiting.fetch_sub(1, Ordering::AcqRel);
+        let _permit = permit.map_err(|_| ApiError::Unavailable)?;
         tokio::task::spawn_blocking(work)
             .await
             .map_err(|_| ApiError::Internal)

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use crate::store::{AnyStore, Ending, Rotation, SessionRecord, StoreError, TokenStore};
 use crate::token::TokenKeys;
-use crate::{AccessClaims, Clock, CookiePolicy, SessionContext, SessionId, read_cookie};
+use crate::{
+    AccessClaims, Clock, CookiePolicy, OriginPolicy, SessionContext, SessionId, read_cookie,
+};
 
 /// The header a client echoes the CSRF cookie's value in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
@@ -68,6 +70,7 @@ pub struct SessionEngine {
     store: AnyStore,
     clock: Arc<dyn Clock>,
     cookies: CookiePolicy,
+    origins: OriginPolicy,
     times: SessionTimes,
 }
 
@@ -77,6 +80,7 @@ impl SessionEngine {
         store: AnyStore,
         clock: Arc<dyn Clock>,
         cookies: CookiePolicy,
+        origins: OriginPolicy,
         times: SessionTimes,
     ) -> Self {
         Self {
@@ -84,8 +88,13 @@ impl SessionEngine {
             store,
             clock,
             cookies,
+            origins,
             times,
         }
+    }
+
+    pub fn origins(&self) -> &OriginPolicy {
+        &self.origins
     }
 
     pub fn cookies(&self) -> &CookiePolicy {
@@ -137,7 +146,7 @@ impl SessionEngine {
     ) -> Result<Authenticated, SessionError> {
         let claims = self.verified_claims(context, headers)?;
         if !is_safe(method) {
-            self.check_csrf(headers, &claims.uid)?;
+            self.check_csrf(context, headers, &claims)?;
         }
         let now = self.clock.now();
         let record = self
@@ -182,7 +191,7 @@ impl SessionEngine {
         headers: &HeaderMap,
     ) -> Result<IssuedAccess, SessionError> {
         let claims = self.verified_claims(context, headers)?;
-        self.check_csrf(headers, &claims.uid)?;
+        self.check_csrf(context, headers, &claims)?;
         let now = self.clock.now();
         let rotation = self
             .store
@@ -220,7 +229,7 @@ impl SessionEngine {
         headers: &HeaderMap,
     ) -> Result<i64, SessionError> {
         let claims = self.verified_claims(context, headers)?;
-        self.check_csrf(headers, &claims.uid)?;
+        self.check_csrf(context, headers, &claims)?;
         let now = self.clock.now();
         match self
             .store
@@ -263,16 +272,28 @@ impl SessionEngine {
             .map_err(|_| SessionError::InvalidToken)
     }
 
-    fn check_csrf(&self, headers: &HeaderMap, uid: &SessionId) -> Result<(), SessionError> {
-        let presented = headers
+    /// Double submit: `X-CSRF-Token` must equal the token bound to the access token. Defence
+    /// in depth: a browser request from a foreign site is refused even with the right token.
+    fn check_csrf(
+        &self,
+        context: &SessionContext,
+        headers: &HeaderMap,
+        claims: &AccessClaims,
+    ) -> Result<(), SessionError> {
+        let same_site = self.origins.permits(headers);
+        let token_ok = headers
             .get(CSRF_HEADER)
-            .map(|v| v.as_bytes())
-            .ok_or(SessionError::CsrfFailed)?;
-        if self.keys.csrf_matches(uid, presented) {
-            Ok(())
-        } else {
-            Err(SessionError::CsrfFailed)
+            .is_some_and(|v| self.keys.csrf_matches(&claims.uid, v.as_bytes()));
+        if same_site && token_ok {
+            return Ok(());
         }
+        tracing::warn!(
+            context = context.name,
+            identity_id = claims.subject,
+            cross_site = !same_site,
+            "CSRF check failed"
+        );
+        Err(SessionError::CsrfFailed)
     }
 
     /// The access token and CSRF of a record's current access UID. Re-issuing from the same

@@ -15,6 +15,7 @@ mod context;
 mod cookies;
 mod engine;
 mod id;
+mod origin;
 pub mod store;
 mod token;
 
@@ -25,5 +26,6 @@ pub use engine::{
     Authenticated, CSRF_HEADER, IssuedAccess, SessionEngine, SessionError, SessionTimes,
 };
 pub use id::SessionId;
-pub use store::{AnyStore, SessionRecord, StoreError, TokenStore};
+pub use origin::OriginPolicy;
+pub use store::{AnyStore, Counter, SessionRecord, StoreError, TokenStore};
 pub use token::{AccessClaims, SigningSecret, TokenKeys};

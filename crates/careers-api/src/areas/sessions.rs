@@ -18,10 +18,12 @@ use utoipa_axum::routes;
 
 use crate::app::AppState;
 use crate::db;
+use crate::db::identities::normalize_email;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::Json;
 use crate::forms::identities::LoginForm;
+use crate::throttle::{ClientAddr, LoginThrottle};
 use crate::views::identities::{AdminView, UserView};
 use crate::views::rfc3339;
 
@@ -75,6 +77,7 @@ impl Principal for AdminPrincipal {
 
 async fn login<P: Principal>(
     State(state): State<AppState>,
+    client: ClientAddr,
     headers: HeaderMap,
     Json(form): Json<LoginForm>,
 ) -> Result<Response, ApiError> {
@@ -82,6 +85,8 @@ async fn login<P: Principal>(
     let (Some(email), Some(password)) = (form.email, form.password) else {
         return Err(ApiError::Internal);
     };
+    let throttle = LoginThrottle::new(&P::CONTEXT, &normalize_email(&email), &client);
+    throttle.check(&state, &P::CONTEXT).await?;
     let account = P::find_by_email(&state, &email).await?;
     let (id, digest, view) = match account {
         Some((id, digest, view)) => (Some(id), Some(digest), Some(view)),
@@ -91,8 +96,10 @@ async fn login<P: Principal>(
     let verified = state.passwords.verify(password, digest).await?;
     let (true, Some(id), Some(view)) = (verified, id, view) else {
         tracing::warn!(context = P::CONTEXT.name, identity_id = ?id, "login failed");
+        throttle.failed(&state).await?;
         return Err(ApiError::InvalidCredentials);
     };
+    throttle.succeeded(&state).await?;
     let issued = state.sessions.open(&P::CONTEXT, id).await?;
     tracing::info!(
         context = P::CONTEXT.name,
@@ -243,10 +250,11 @@ macro_rules! session_handlers {
         )]
         async fn $login(
             state: State<AppState>,
+            client: ClientAddr,
             headers: HeaderMap,
             form: Json<LoginForm>,
         ) -> Result<Response, ApiError> {
-            login::<$principal>(state, headers, form).await
+            login::<$principal>(state, client, headers, form).await
         }
 
         #[utoipa::path(

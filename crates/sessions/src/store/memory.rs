@@ -4,7 +4,8 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, RwLock};
 
 use super::{
-    Ending, Rotation, SessionRecord, StoreError, TokenStore, decide_ending, decide_rotation,
+    Counter, Ending, Rotation, SessionRecord, StoreError, TokenStore, decide_ending,
+    decide_rotation,
 };
 use crate::SessionId;
 
@@ -36,6 +37,8 @@ impl Namespace {
 #[derive(Default)]
 pub struct MemoryStore {
     namespaces: RwLock<HashMap<String, std::sync::Arc<Namespace>>>,
+    /// Window counters: key -> (count, window end).
+    counters: std::sync::Mutex<HashMap<String, (u64, i64)>>,
 }
 
 impl MemoryStore {
@@ -70,6 +73,10 @@ impl MemoryStore {
             .cloned()
             .collect();
         let mut removed = 0;
+        self.counters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|_, (_, end)| *end > now);
         for ns in namespaces {
             for shard in ns.shards.iter() {
                 let mut map = shard.lock().unwrap_or_else(|p| p.into_inner());
@@ -184,6 +191,40 @@ impl TokenStore for MemoryStore {
     }
 
     async fn ping(&self) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    async fn hit(&self, key: &str, window_seconds: i64, now: i64) -> Result<Counter, StoreError> {
+        let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        let entry = counters
+            .entry(key.to_owned())
+            .or_insert((0, now + window_seconds));
+        if entry.1 <= now {
+            *entry = (0, now + window_seconds);
+        }
+        entry.0 += 1;
+        Ok(Counter {
+            count: entry.0,
+            retry_after: entry.1 - now,
+        })
+    }
+
+    async fn peek(&self, key: &str, now: i64) -> Result<Counter, StoreError> {
+        let counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        Ok(match counters.get(key) {
+            Some((count, end)) if *end > now => Counter {
+                count: *count,
+                retry_after: end - now,
+            },
+            _ => Counter::default(),
+        })
+    }
+
+    async fn clear(&self, key: &str) -> Result<(), StoreError> {
+        self.counters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(key);
         Ok(())
     }
 }

@@ -55,6 +55,14 @@ pub enum Ending {
     Missing,
 }
 
+/// A fixed-window event counter (login throttling), shared by every instance using the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Counter {
+    pub count: u64,
+    /// Seconds until the window closes (0 when no window is open).
+    pub retry_after: i64,
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum StoreError {
     /// The backing service is unreachable or failed; callers fail closed.
@@ -106,6 +114,21 @@ pub trait TokenStore: Send + Sync {
     fn flush(&self, namespace: &str) -> impl Future<Output = Result<u64, StoreError>> + Send;
 
     fn ping(&self) -> impl Future<Output = Result<(), StoreError>> + Send;
+
+    /// Counts one event under `key`. A window opens with its first event and lasts
+    /// `window_seconds`; returns the count within it and the seconds it has left.
+    fn hit(
+        &self,
+        key: &str,
+        window_seconds: i64,
+        now: i64,
+    ) -> impl Future<Output = Result<Counter, StoreError>> + Send;
+
+    /// The open window of `key` without counting.
+    fn peek(&self, key: &str, now: i64)
+    -> impl Future<Output = Result<Counter, StoreError>> + Send;
+
+    fn clear(&self, key: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 /// The rules of a refresh, shared by every store that evaluates them in Rust.
@@ -210,5 +233,17 @@ impl TokenStore for AnyStore {
 
     async fn ping(&self) -> Result<(), StoreError> {
         delegate!(self, s => s.ping())
+    }
+
+    async fn hit(&self, key: &str, window_seconds: i64, now: i64) -> Result<Counter, StoreError> {
+        delegate!(self, s => s.hit(key, window_seconds, now))
+    }
+
+    async fn peek(&self, key: &str, now: i64) -> Result<Counter, StoreError> {
+        delegate!(self, s => s.peek(key, now))
+    }
+
+    async fn clear(&self, key: &str) -> Result<(), StoreError> {
+        delegate!(self, s => s.clear(key))
     }
 }

@@ -12,7 +12,7 @@ use fred::types::scan::Scanner;
 use fred::types::scripts::Script;
 use futures::StreamExt;
 
-use super::{Ending, Rotation, SessionRecord, StoreError, TokenStore};
+use super::{Counter, Ending, Rotation, SessionRecord, StoreError, TokenStore};
 use crate::SessionId;
 
 const FIELDS: [&str; 7] = ["s", "u", "i", "p", "r", "c", "e"];
@@ -57,6 +57,23 @@ if f[1] == ARGV[1] or (f[2] == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[
 return 2
 ";
 
+// Returns {count, seconds left}; the first event of a window sets its expiry.
+const HIT: &str = r"
+local c = redis.call('INCR', KEYS[1])
+local ttl = redis.call('TTL', KEYS[1])
+if c == 1 or ttl < 0 then
+  redis.call('EXPIRE', KEYS[1], ARGV[1])
+  ttl = tonumber(ARGV[1])
+end
+return {c, ttl}
+";
+
+const PEEK: &str = r"
+local c = redis.call('GET', KEYS[1])
+if not c then return {0, 0} end
+return {tonumber(c), redis.call('TTL', KEYS[1])}
+";
+
 #[derive(Debug, Clone)]
 pub struct RedisStoreConfig {
     /// `redis://host:port[/db]`, or `redis-cluster://host:port?node=host:port...` for Cluster.
@@ -73,6 +90,8 @@ pub struct RedisStore {
     insert: Script,
     rotate: Script,
     end: Script,
+    hit: Script,
+    peek: Script,
 }
 
 fn unavailable(error: Error) -> StoreError {
@@ -120,11 +139,18 @@ impl RedisStore {
             insert: Script::from_lua(INSERT),
             rotate: Script::from_lua(ROTATE),
             end: Script::from_lua(END),
+            hit: Script::from_lua(HIT),
+            peek: Script::from_lua(PEEK),
         })
     }
 
     fn key(&self, namespace: &str, ruid: &SessionId) -> String {
         format!("{}{}:{{{}}}", self.prefix, namespace, ruid)
+    }
+
+    /// Counter keys carry their name as a hash tag, like session keys.
+    fn counter_key(&self, key: &str) -> String {
+        format!("{}counter:{{{}}}", self.prefix, key)
     }
 
     pub fn client(&self) -> &Client {
@@ -325,5 +351,39 @@ impl TokenStore for RedisStore {
             .await
             .map(drop)
             .map_err(unavailable)
+    }
+
+    async fn hit(&self, key: &str, window_seconds: i64, _now: i64) -> Result<Counter, StoreError> {
+        let reply: Vec<Value> = self
+            .run(
+                &self.hit,
+                self.counter_key(key),
+                vec![Value::from(window_seconds)],
+            )
+            .await?;
+        counter_of(&reply)
+    }
+
+    async fn peek(&self, key: &str, _now: i64) -> Result<Counter, StoreError> {
+        let reply: Vec<Value> = self.run(&self.peek, self.counter_key(key), vec![]).await?;
+        counter_of(&reply)
+    }
+
+    async fn clear(&self, key: &str) -> Result<(), StoreError> {
+        self.client
+            .del::<Value, _>(self.counter_key(key))
+            .await
+            .map(drop)
+            .map_err(unavailable)
+    }
+}
+
+fn counter_of(reply: &[Value]) -> Result<Counter, StoreError> {
+    match reply {
+        [count, ttl] => Ok(Counter {
+            count: int_of(count)?.max(0) as u64,
+            retry_after: int_of(ttl)?.max(0),
+        }),
+        _ => Err(StoreError::Corrupt),
     }
 }

@@ -1,0 +1,217 @@
+//! Abuse and hostile input (issue "fail closed, lose nothing, leak nothing"): login throttling,
+//! cross-site refusal, CORS, and bad input that must get the contract's JSON error.
+
+use careers_api::areas::{ADMIN, USER};
+use careers_api::throttle::{ACCOUNT_LIMIT, WINDOW_SECONDS};
+use reqwest::{Method, StatusCode};
+use serde_json::json;
+
+use crate::backend_tests;
+use crate::helpers::*;
+
+backend_tests! {
+    async fn ten_failed_logins_throttle_the_account_with_retry_after(backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_user("ada@example.com").await;
+        app.create_user("bob@example.com").await;
+        for _ in 0..ACCOUNT_LIMIT {
+            let wrong = app.login_raw(&USER, "ada@example.com", "wrong-password").await;
+            assert_error(wrong, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        }
+        let verifications = app.state.passwords.verifications();
+        // Even the right password is refused now, without a password check.
+        let throttled = app.login_raw(&USER, "ADA@example.com", PASSWORD).await;
+        let retry: i64 = throttled.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=WINDOW_SECONDS).contains(&retry), "Retry-After {retry}");
+        assert!(set_cookies(&throttled).is_empty());
+        assert_error(throttled, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+        assert_eq!(app.state.passwords.verifications(), verifications);
+        // Another account, and the same e-mail in the admin context, are not affected.
+        assert_eq!(app.login_raw(&USER, "bob@example.com", PASSWORD).await.status(), StatusCode::CREATED);
+        let admin = app.login_raw(&ADMIN, "ada@example.com", PASSWORD).await;
+        assert_error(admin, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        // Unknown e-mails are throttled the same way: the answer reveals nothing.
+        for _ in 0..ACCOUNT_LIMIT {
+            app.login_raw(&USER, "ghost@example.com", "whatever-password").await;
+        }
+        let ghost = app.login_raw(&USER, "ghost@example.com", "whatever-password").await;
+        assert_error(ghost, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    }
+
+    async fn a_successful_login_resets_the_accounts_count(backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_user("ada@example.com").await;
+        for _ in 0..ACCOUNT_LIMIT - 1 {
+            app.login_raw(&USER, "ada@example.com", "wrong-password").await;
+        }
+        assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
+        for _ in 0..ACCOUNT_LIMIT - 1 {
+            app.login_raw(&USER, "ada@example.com", "wrong-password").await;
+        }
+        assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
+    }
+
+    async fn unsafe_requests_from_a_foreign_origin_are_refused_despite_the_right_csrf(backend) {
+        let app = TestApp::spawn_with(backend, &[("CORS_ALLOWED_ORIGINS", "https://app.example.com")]).await;
+        let (id, creds) = app.user_session("ada@example.com").await;
+        let before = app.record(&creds).await.unwrap();
+        let path = current_path(&USER);
+        for (header, value) in [
+            ("origin", "https://evil.example"),
+            ("origin", "null"),
+            ("sec-fetch-site", "cross-site"),
+        ] {
+            for method in [Method::PATCH, Method::DELETE] {
+                let response = creds
+                    .with_csrf(app.request(method, &path))
+                    .header(header, value)
+                    .send()
+                    .await
+                    .unwrap();
+                assert_error(response, StatusCode::FORBIDDEN, "csrf_failed").await;
+            }
+        }
+        let update = creds
+            .with_csrf(app.request(Method::PATCH, &format!("/identities/user/{id}")))
+            .header("origin", "https://evil.example")
+            .json(&json!({ "first_name": "Mallory" }))
+            .send()
+            .await
+            .unwrap();
+        assert_error(update, StatusCode::FORBIDDEN, "csrf_failed").await;
+        assert_eq!(app.record(&creds).await.unwrap(), before, "nothing changed");
+        let me: serde_json::Value = app.read(&creds, id).await.json().await.unwrap();
+        assert_eq!(me["first_name"], "Ada");
+        // A listed origin, the API's own origin, and same-site fetches pass.
+        let host = app.base.trim_start_matches("http://").to_string();
+        for (header, value) in [
+            ("origin", "https://app.example.com".to_string()),
+            ("origin", format!("http://{host}")),
+            ("sec-fetch-site", "same-site".to_string()),
+        ] {
+            let response = creds
+                .with_csrf(app.request(Method::PATCH, &format!("/identities/user/{id}")))
+                .header(header, value)
+                .json(&json!({ "first_name": "Ada" }))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+        }
+        // Reads are not affected by the origin check.
+        let read = creds
+            .with_cookies(app.request(Method::GET, &format!("/identities/user/{id}")))
+            .header("origin", "https://evil.example")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), StatusCode::OK);
+    }
+
+    async fn cors_answers_preflights_only_for_listed_origins(backend) {
+        let app = TestApp::spawn_with(backend, &[("CORS_ALLOWED_ORIGINS", "https://app.example.com")]).await;
+        let preflight = |origin: &'static str| {
+            app.request(Method::OPTIONS, "/identities/sessions/current")
+                .header("origin", origin)
+                .header("access-control-request-method", "PATCH")
+                .header("access-control-request-headers", "x-csrf-token, content-type")
+                .send()
+        };
+        let allowed = preflight("https://app.example.com").await.unwrap();
+        let headers = allowed.headers();
+        assert_eq!(headers["access-control-allow-origin"], "https://app.example.com");
+        assert_eq!(headers["access-control-allow-credentials"], "true");
+        let allow_headers = headers["access-control-allow-headers"].to_str().unwrap().to_lowercase();
+        assert!(allow_headers.contains("x-csrf-token"), "{allow_headers}");
+        let methods = headers["access-control-allow-methods"].to_str().unwrap();
+        assert!(methods.contains("PATCH") && methods.contains("DELETE"), "{methods}");
+        let refused = preflight("https://evil.example").await.unwrap();
+        assert!(refused.headers().get("access-control-allow-origin").is_none());
+        // Simple requests from a listed origin carry the header, never `*`.
+        let get = app
+            .request(Method::GET, "/health/live")
+            .header("origin", "https://app.example.com")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(get.headers()["access-control-allow-origin"], "https://app.example.com");
+    }
+
+    async fn oversized_and_garbage_cookies_and_headers_get_json_errors(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (id, creds) = app.user_session("ada@example.com").await;
+        let path = format!("/identities/user/{id}");
+        let cases: Vec<(String, &str)> = vec![
+            (format!("jwt_access={}", "A".repeat(16 * 1024)), "invalid_token"),
+            ("jwt_access=a.b.c.d.e".into(), "invalid_token"),
+            ("jwt_access=..".into(), "invalid_token"),
+            ("jwt_access=%00%ff".into(), "invalid_token"),
+            ("jwt_access=\"\"".into(), "unauthenticated"),
+            (";;;=;jwt_access".into(), "unauthenticated"),
+            ("=".into(), "unauthenticated"),
+        ];
+        for (cookie, code) in cases {
+            let response = app.request(Method::GET, &path).header("cookie", cookie.clone()).send().await.unwrap();
+            assert_error(response, StatusCode::UNAUTHORIZED, code).await;
+        }
+        // Garbage CSRF headers on an unsafe request.
+        for csrf in ["", "\u{1}", &"x".repeat(10_000)] {
+            let response = creds
+                .with_cookies(app.request(Method::PATCH, &current_path(&USER)))
+                .header("x-csrf-token", csrf)
+                .send()
+                .await;
+            if let Ok(response) = response {
+                assert_error(response, StatusCode::FORBIDDEN, "csrf_failed").await;
+            }
+        }
+        assert_eq!(app.read(&creds, id).await.status(), StatusCode::OK, "session intact");
+    }
+
+    async fn absurd_path_and_query_values_are_400(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (_, admin) = app.admin_session("grace@example.com").await;
+        let (_, user) = app.user_session("ada@example.com").await;
+        for path in [
+            "/identities/user/99999999999999999999999",
+            "/identities/user/-",
+            "/identities/user/1.5",
+            "/identities/user/%F0%9F%92%A9",
+        ] {
+            let response = user.with_cookies(app.request(Method::GET, path)).send().await.unwrap();
+            assert_error(response, StatusCode::BAD_REQUEST, "malformed_request").await;
+        }
+        for query in ["page=0", "page=-1", "page=abc", "per_page=1000", "per_page=0",
+                      "page=99999999999999999999999", "page=1&page=2"] {
+            let response = admin
+                .with_cookies(app.request(Method::GET, &format!("/admin-user/identities/users?{query}")))
+                .send()
+                .await
+                .unwrap();
+            assert_error(response, StatusCode::BAD_REQUEST, "malformed_request").await;
+        }
+    }
+
+    async fn login_with_a_json_body_in_another_content_type_is_415(backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_user("ada@example.com").await;
+        for content_type in ["text/plain", "application/x-www-form-urlencoded", "multipart/form-data", "application/jsonx"] {
+            let response = app
+                .request(Method::POST, "/identities/sessions")
+                .header("content-type", content_type)
+                .body(json!({ "email": "ada@example.com", "password": PASSWORD }).to_string())
+                .send()
+                .await
+                .unwrap();
+            assert!(set_cookies(&response).is_empty());
+            assert_error(response, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type").await;
+        }
+        let missing = app
+            .request(Method::POST, "/identities/sessions")
+            .body(json!({ "email": "ada@example.com", "password": PASSWORD }).to_string())
+            .send()
+            .await
+            .unwrap();
+        assert_error(missing, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type").await;
+    }
+}

@@ -1,0 +1,455 @@
+//! `RedisStore` against a real three-node Redis Cluster started from `/usr/bin/redis-server`.
+//!
+//! Runs when `TEST_REDIS_URL` is set (the marker that Redis tests are wanted); with
+//! `REQUIRE_EXTERNAL_BACKENDS=1` a missing URL fails instead of skipping. The cluster lives in a
+//! private temporary folder on free ports and is torn down (processes killed, folder removed)
+//! however the test ends.
+
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Child, Command, Output, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use fred::prelude::ClientLike;
+use sessions::store::{Ending, RedisStore, RedisStoreConfig, Rotation};
+use sessions::{SessionId, SessionRecord, TokenStore};
+
+const REDIS_SERVER: &str = "/usr/bin/redis-server";
+const REDIS_CLI: &str = "redis-cli";
+/// A fixed Unix time (2027): the stores take `now` as a parameter.
+const NOW: i64 = 1_800_000_000;
+const LIFE: i64 = 7 * 24 * 3600;
+const GRACE: i64 = 30;
+const DEFAULT: &str = "default";
+const TEAM: &str = "team";
+
+fn random_hex() -> String {
+    let mut bytes = [0u8; 8];
+    getrandom::fill(&mut bytes).expect("operating system random number generator");
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn new_record(subject: i64) -> SessionRecord {
+    SessionRecord {
+        subject,
+        access_uid: SessionId::random(),
+        access_iat: NOW,
+        previous_uid: None,
+        rotated_at: 0,
+        created_at: NOW,
+        expires_at: NOW + LIFE,
+    }
+}
+
+/// `count` distinct free TCP ports on 127.0.0.1 (all bound at once, then released).
+fn free_ports(count: usize) -> Vec<u16> {
+    let listeners: Vec<TcpListener> = (0..count)
+        .map(|_| TcpListener::bind("127.0.0.1:0").expect("bind a free port"))
+        .collect();
+    listeners
+        .iter()
+        .map(|l| l.local_addr().expect("local address").port())
+        .collect()
+}
+
+fn cli(args: &[&str]) -> Output {
+    Command::new(REDIS_CLI)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run redis-cli")
+}
+
+fn text(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+/// Polls `check` every 100 ms until it holds or `limit` has passed.
+fn wait_until(limit: Duration, mut check: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if check() {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    check()
+}
+
+/// Three primaries with every slot assigned. Dropping it kills the nodes and removes the folder.
+struct Cluster {
+    ports: Vec<u16>,
+    nodes: Vec<Child>,
+    dir: PathBuf,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        for node in &mut self.nodes {
+            let _ = node.kill();
+            let _ = node.wait();
+        }
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl Cluster {
+    fn start() -> Cluster {
+        let dir = std::env::temp_dir().join(format!("careers-cluster-{}", random_hex()));
+        std::fs::create_dir_all(&dir).expect("create the cluster folder");
+        // Three client ports and three cluster-bus ports (`port + 10000` may not exist).
+        let ports = free_ports(6);
+        let (client_ports, bus_ports) = ports.split_at(3);
+        let mut cluster = Cluster {
+            ports: client_ports.to_vec(),
+            nodes: Vec::new(),
+            dir,
+        };
+        for (port, bus) in client_ports.iter().zip(bus_ports) {
+            let log = cluster.dir.join(format!("redis-{port}.log"));
+            let child = Command::new(REDIS_SERVER)
+                .args(["--port", &port.to_string()])
+                .args(["--cluster-port", &bus.to_string()])
+                .args(["--bind", "127.0.0.1"])
+                .args(["--cluster-enabled", "yes"])
+                .args(["--cluster-config-file", &format!("nodes-{port}.conf")])
+                .args(["--cluster-node-timeout", "2000"])
+                .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+                .args(["--dir", cluster.dir.to_str().expect("UTF-8 temp dir")])
+                .args(["--logfile", log.to_str().expect("UTF-8 temp dir")])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start redis-server");
+            cluster.nodes.push(child);
+        }
+        for port in cluster.ports.clone() {
+            let port = port.to_string();
+            let up = wait_until(Duration::from_secs(5), || {
+                text(&cli(&["-p", &port, "ping"])).trim() == "PONG"
+            });
+            assert!(
+                up,
+                "cluster node on port {port} did not answer PING: {}",
+                cluster.logs()
+            );
+        }
+        let addresses: Vec<String> = cluster
+            .ports
+            .iter()
+            .map(|p| format!("127.0.0.1:{p}"))
+            .collect();
+        let mut create = vec!["--cluster", "create"];
+        create.extend(addresses.iter().map(String::as_str));
+        create.extend(["--cluster-replicas", "0", "--cluster-yes"]);
+        let created = cli(&create);
+        assert!(
+            created.status.success(),
+            "redis-cli --cluster create failed: {}",
+            text(&created)
+        );
+        for port in cluster.ports.clone() {
+            let port = port.to_string();
+            let ok = wait_until(Duration::from_secs(10), || {
+                text(&cli(&["-p", &port, "cluster", "info"])).contains("cluster_state:ok")
+            });
+            assert!(
+                ok,
+                "node {port} never reached cluster_state:ok: {}",
+                cluster.logs()
+            );
+        }
+        cluster
+    }
+
+    fn logs(&self) -> String {
+        self.ports
+            .iter()
+            .map(|p| {
+                let log = std::fs::read_to_string(self.dir.join(format!("redis-{p}.log")));
+                format!("\n--- node {p} ---\n{}", log.unwrap_or_default())
+            })
+            .collect()
+    }
+
+    /// `redis://` URL of the cluster, every node a seed.
+    fn url(&self) -> String {
+        let [first, rest @ ..] = self.ports.as_slice() else {
+            unreachable!("three nodes");
+        };
+        let seeds: Vec<String> = rest.iter().map(|p| format!("node=127.0.0.1:{p}")).collect();
+        format!("redis-cluster://127.0.0.1:{first}?{}", seeds.join("&"))
+    }
+
+    /// Keys matching `pattern` held by each node, in node order.
+    fn keys_per_node(&self, pattern: &str) -> Vec<usize> {
+        self.ports
+            .iter()
+            .map(|port| {
+                let port = port.to_string();
+                let output = cli(&["-p", &port, "--scan", "--pattern", pattern]);
+                assert!(
+                    output.status.success(),
+                    "scan node {port}: {}",
+                    text(&output)
+                );
+                String::from_utf8_lossy(&output.stdout)
+                    .lines()
+                    .filter(|l| !l.trim().is_empty())
+                    .count()
+            })
+            .collect()
+    }
+}
+
+/// Whether the cluster test should run (`TEST_REDIS_URL` set), failing under
+/// `REQUIRE_EXTERNAL_BACKENDS=1` when it is not.
+fn wanted() -> bool {
+    if std::env::var("TEST_REDIS_URL").is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var("REQUIRE_EXTERNAL_BACKENDS").as_deref() != Ok("1"),
+        "REQUIRE_EXTERNAL_BACKENDS=1 but TEST_REDIS_URL is not set"
+    );
+    eprintln!("skipped: the Redis Cluster test needs TEST_REDIS_URL");
+    false
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redis_store_on_a_three_node_cluster() {
+    if !wanted() {
+        return;
+    }
+    let started = Instant::now();
+    let cluster = tokio::task::spawn_blocking(Cluster::start)
+        .await
+        .expect("start the cluster");
+    let cluster = Arc::new(cluster);
+    let prefix = format!("careers-test:{}:", random_hex());
+    let store = RedisStore::connect(RedisStoreConfig {
+        url: cluster.url(),
+        key_prefix: prefix.clone(),
+        command_timeout: Duration::from_secs(2),
+    })
+    .await
+    .expect("connect to the cluster");
+    assert!(
+        store.client().is_clustered(),
+        "a redis-cluster:// URL gives a Cluster client"
+    );
+    store.ping().await.expect("the cluster answers PING");
+    let store = Arc::new(store);
+
+    sessions_spread_over_every_node(&cluster, &store, &prefix).await;
+    concurrent_rotates_rotate_exactly_once(&store).await;
+    flush_reaches_every_node(&cluster, &store, &prefix).await;
+
+    let elapsed = started.elapsed();
+    eprintln!("cluster test took {elapsed:?}");
+    drop(store);
+    drop(cluster);
+}
+
+/// Insert, get, rotate (rotated, then replayed), end and get for 200 sessions whose keys land
+/// on all three nodes.
+async fn sessions_spread_over_every_node(cluster: &Cluster, store: &RedisStore, prefix: &str) {
+    const SESSIONS: i64 = 200;
+    let mut sessions = Vec::new();
+    for subject in 0..SESSIONS {
+        let ruid = SessionId::random();
+        let record = new_record(subject);
+        store
+            .insert(DEFAULT, &ruid, &record, NOW)
+            .await
+            .expect("insert");
+        sessions.push((ruid, record));
+    }
+    let pattern = format!("{prefix}{DEFAULT}:*");
+    let per_node = cluster.keys_per_node(&pattern);
+    assert!(
+        per_node.iter().all(|&n| n > 0),
+        "every node holds some of the sessions: {per_node:?}"
+    );
+    assert_eq!(
+        per_node.iter().sum::<usize>(),
+        SESSIONS as usize,
+        "{per_node:?}"
+    );
+
+    let at = NOW + 60;
+    for (ruid, record) in &sessions {
+        let got = store.get(DEFAULT, ruid, NOW).await.expect("get");
+        assert_eq!(got, Some(*record));
+
+        let new_uid = SessionId::random();
+        let rotated = store
+            .rotate(DEFAULT, ruid, &record.access_uid, &new_uid, at, GRACE)
+            .await
+            .expect("rotate");
+        let expected = SessionRecord {
+            access_uid: new_uid,
+            access_iat: at,
+            previous_uid: Some(record.access_uid),
+            rotated_at: at,
+            ..*record
+        };
+        assert_eq!(rotated, Rotation::Rotated(expected));
+        let replayed = store
+            .rotate(
+                DEFAULT,
+                ruid,
+                &record.access_uid,
+                &SessionId::random(),
+                at + 1,
+                GRACE,
+            )
+            .await
+            .expect("rotate again");
+        assert_eq!(
+            replayed,
+            Rotation::Replayed(expected),
+            "grace-window replay"
+        );
+        assert_eq!(
+            store.get(DEFAULT, ruid, at + 1).await.expect("get"),
+            Some(expected)
+        );
+
+        let ended = store
+            .end(DEFAULT, ruid, &new_uid, at + 2, GRACE)
+            .await
+            .expect("end");
+        assert_eq!(ended, Ending::Ended);
+        assert_eq!(store.get(DEFAULT, ruid, at + 2).await.expect("get"), None);
+    }
+    let per_node = cluster.keys_per_node(&pattern);
+    assert_eq!(
+        per_node,
+        vec![0, 0, 0],
+        "ended sessions leave no key on any node"
+    );
+}
+
+async fn concurrent_rotates_rotate_exactly_once(store: &Arc<RedisStore>) {
+    const RACERS: usize = 50;
+    let ruid = SessionId::random();
+    let record = new_record(8);
+    store
+        .insert(DEFAULT, &ruid, &record, NOW)
+        .await
+        .expect("insert");
+    let at = NOW + 60;
+    let new_uids: Vec<SessionId> = (0..RACERS).map(|_| SessionId::random()).collect();
+    let barrier = Arc::new(tokio::sync::Barrier::new(RACERS));
+    let tasks = new_uids.iter().map(|new_uid| {
+        let (store, barrier, new_uid) = (store.clone(), barrier.clone(), *new_uid);
+        tokio::spawn(async move {
+            barrier.wait().await;
+            store
+                .rotate(DEFAULT, &ruid, &record.access_uid, &new_uid, at, GRACE)
+                .await
+                .expect("rotate")
+        })
+    });
+    let outcomes: Vec<Rotation> = futures::future::join_all(tasks)
+        .await
+        .into_iter()
+        .map(|joined| joined.expect("rotate task"))
+        .collect();
+    let rotated: Vec<SessionRecord> = outcomes
+        .iter()
+        .filter_map(|o| match o {
+            Rotation::Rotated(r) => Some(*r),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(rotated.len(), 1, "exactly one rotation: {outcomes:?}");
+    let winner = rotated[0];
+    assert!(new_uids.contains(&winner.access_uid));
+    assert_eq!(winner.previous_uid, Some(record.access_uid));
+    let replays = outcomes
+        .iter()
+        .filter(|o| **o == Rotation::Replayed(winner))
+        .count();
+    assert_eq!(
+        replays,
+        RACERS - 1,
+        "all others replay the one rotation: {outcomes:?}"
+    );
+    assert_eq!(
+        store.get(DEFAULT, &ruid, at).await.expect("get"),
+        Some(winner)
+    );
+    assert_eq!(
+        store
+            .end(DEFAULT, &ruid, &winner.access_uid, at, GRACE)
+            .await
+            .expect("end"),
+        Ending::Ended
+    );
+}
+
+/// `flush` scans every primary: team records go from all three nodes, default ones stay.
+async fn flush_reaches_every_node(cluster: &Cluster, store: &RedisStore, prefix: &str) {
+    const TEAM_SESSIONS: i64 = 90;
+    const DEFAULT_SESSIONS: i64 = 30;
+    let mut team = Vec::new();
+    for subject in 0..TEAM_SESSIONS {
+        let ruid = SessionId::random();
+        let record = new_record(subject);
+        store
+            .insert(TEAM, &ruid, &record, NOW)
+            .await
+            .expect("insert");
+        team.push(ruid);
+    }
+    let mut default = Vec::new();
+    for subject in 0..DEFAULT_SESSIONS {
+        let ruid = SessionId::random();
+        let record = new_record(subject);
+        store
+            .insert(DEFAULT, &ruid, &record, NOW)
+            .await
+            .expect("insert");
+        default.push((ruid, record));
+    }
+    let team_pattern = format!("{prefix}{TEAM}:*");
+    let default_pattern = format!("{prefix}{DEFAULT}:*");
+    let per_node = cluster.keys_per_node(&team_pattern);
+    assert!(
+        per_node.iter().all(|&n| n > 0),
+        "team keys on every node: {per_node:?}"
+    );
+
+    let removed = store.flush(TEAM).await.expect("flush");
+    assert_eq!(
+        removed, TEAM_SESSIONS as u64,
+        "flush counts the keys of all nodes"
+    );
+
+    let per_node = cluster.keys_per_node(&team_pattern);
+    assert_eq!(per_node, vec![0, 0, 0], "no team key left on any node");
+    for ruid in &team {
+        assert_eq!(store.get(TEAM, ruid, NOW).await.expect("get"), None);
+    }
+    let per_node = cluster.keys_per_node(&default_pattern);
+    assert_eq!(
+        per_node.iter().sum::<usize>(),
+        DEFAULT_SESSIONS as usize,
+        "default records survive: {per_node:?}"
+    );
+    for (ruid, record) in &default {
+        assert_eq!(
+            store.get(DEFAULT, ruid, NOW).await.expect("get"),
+            Some(*record)
+        );
+    }
+    assert_eq!(store.flush(TEAM).await.expect("flush again"), 0);
+}
