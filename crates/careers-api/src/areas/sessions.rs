@@ -95,7 +95,7 @@ async fn login<P: Principal>(
     // Unknown e-mails verify against a dummy hash: same answer, same cost.
     let verified = state.passwords.verify(password, digest).await?;
     let (true, Some(id), Some(view)) = (verified, id, view) else {
-        tracing::warn!(context = P::CONTEXT.name, identity_id = ?id, "login failed");
+        tracing::warn!(context = P::CONTEXT.name, identity_id = id, "login failed");
         throttle.failed(&state).await?;
         return Err(ApiError::InvalidCredentials);
     };

@@ -15,6 +15,8 @@ mod hardening;
 mod instances;
 mod isolation;
 mod openapi;
+mod process;
+mod properties;
 mod requests;
 mod session_lifecycle;
 mod shapes;

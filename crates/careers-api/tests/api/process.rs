@@ -1,0 +1,263 @@
+//! The real binary as a process: what it logs, and how it shuts down.
+
+use std::io::Read;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use futures::future::join_all;
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+use crate::helpers::*;
+
+const BIN: &str = env!("CARGO_BIN_EXE_careers-api");
+
+struct Server {
+    child: Option<Child>,
+    base: String,
+    file: std::path::PathBuf,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        let _ = std::fs::remove_file(&self.file);
+    }
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+fn env_for(file: &std::path::Path, port: u16) -> Vec<(&'static str, String)> {
+    vec![
+        ("APP_ENV", "test".into()),
+        ("JWT_SIGNING_SECRET", SECRET.into()),
+        ("DATABASE_URL", format!("sqlite://{}", file.display())),
+        ("BIND_ADDR", format!("127.0.0.1:{port}")),
+        ("RUST_LOG", "trace".into()),
+        ("LOG_FORMAT", "json".into()),
+    ]
+}
+
+/// Creates a user with the CLI, then starts `careers-api serve` and waits until it answers.
+async fn start() -> Server {
+    let file = std::env::temp_dir().join(format!("careers-proc-{}.db", random_suffix()));
+    let port = free_port();
+    let env = env_for(&file, port);
+    let created = Command::new(BIN)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("RUST_LOG", "off")
+        .args([
+            "users",
+            "create",
+            "--email",
+            "ada@example.com",
+            "--password",
+            PASSWORD,
+        ])
+        .args(["--first-name", "Ada", "--last-name", "Lovelace"])
+        .output()
+        .unwrap();
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+    let child = Command::new(BIN)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .arg("serve")
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let server = Server {
+        child: Some(child),
+        base: format!("http://127.0.0.1:{port}"),
+        file,
+    };
+    let started = Instant::now();
+    while reqwest::get(format!("{}/health/live", server.base))
+        .await
+        .is_err()
+    {
+        assert!(
+            started.elapsed() < Duration::from_secs(20),
+            "server did not start"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    server
+}
+
+fn terminate(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// Stops the server with SIGTERM and returns its exit status and everything it logged.
+fn stop(server: &mut Server) -> (std::process::ExitStatus, String) {
+    let mut child = server.child.take().unwrap();
+    terminate(&child);
+    let status = child.wait().unwrap();
+    let mut log = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut log)
+        .unwrap();
+    (status, log)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
+    let mut server = start().await;
+    let client = reqwest::Client::new();
+    let url = |path: &str| format!("{}{}", server.base, path);
+    let wrong_password = "a-wrong-password-that-must-not-be-logged";
+    let failed = client
+        .post(url("/identities/sessions"))
+        .json(&json!({ "email": "ada@example.com", "password": wrong_password }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(failed.status(), StatusCode::UNAUTHORIZED);
+    let login = client
+        .post(url("/identities/sessions"))
+        .json(&json!({ "email": "ada@example.com", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), StatusCode::CREATED);
+    let first = Creds::from_response(&careers_api::areas::USER, &login);
+    let read = client
+        .get(url("/identities/user/1"))
+        .header("cookie", first.cookie_header())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(read.status(), StatusCode::OK);
+    let bad_csrf = client
+        .patch(url("/identities/sessions/current"))
+        .header("cookie", first.cookie_header())
+        .header("x-csrf-token", "forged-csrf-value-that-must-not-be-logged")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bad_csrf.status(), StatusCode::FORBIDDEN);
+    let refreshed = client
+        .patch(url("/identities/sessions/current"))
+        .header("cookie", first.cookie_header())
+        .header("x-csrf-token", &first.csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refreshed.status(), StatusCode::OK);
+    let second = Creds::from_response(&careers_api::areas::USER, &refreshed);
+    let logout = client
+        .delete(url("/identities/sessions/current"))
+        .header("cookie", second.cookie_header())
+        .header("x-csrf-token", &second.csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(logout.status(), StatusCode::NO_CONTENT);
+
+    let (_, log) = stop(&mut server);
+    let secrets = [
+        PASSWORD,
+        wrong_password,
+        SECRET,
+        &first.access,
+        &first.csrf,
+        &second.access,
+        &second.csrf,
+        "forged-csrf-value-that-must-not-be-logged",
+    ];
+    for secret in secrets {
+        assert!(
+            !log.contains(secret),
+            "the log contains a secret ({} chars)",
+            secret.len()
+        );
+    }
+    // Not even the signature or payload segments of a token.
+    for token in [&first.access, &second.access] {
+        for segment in token.split('.').skip(1) {
+            assert!(!log.contains(segment), "a token segment is in the log");
+        }
+    }
+    // Structured request lines: request id, method, path, status, latency.
+    let lines: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str(l).ok())
+        .collect();
+    let finished: Vec<&Value> = lines
+        .iter()
+        .filter(|l| l["message"] == "finished processing request")
+        .collect();
+    assert!(finished.len() >= 6, "{} request lines", finished.len());
+    for line in &finished {
+        assert!(
+            line["status"].is_u64() && line["latency"].is_string(),
+            "{line}"
+        );
+        let span = &line["span"];
+        assert!(
+            span["method"].is_string() && span["path"].is_string(),
+            "{line}"
+        );
+        assert!(
+            span["request_id"].as_str().is_some_and(|id| !id.is_empty()),
+            "{line}"
+        );
+    }
+    // Security events at warn level with the identity id.
+    let warn = |message: &str| {
+        lines
+            .iter()
+            .any(|l| l["level"] == "WARN" && l["message"] == message && l["identity_id"] == 1)
+    };
+    assert!(warn("login failed"), "failed login logged");
+    assert!(warn("CSRF check failed"), "CSRF failure logged");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_in_flight_requests_finish_and_refuses_new_connections() {
+    let mut server = start().await;
+    let client = reqwest::Client::new();
+    let url = format!("{}/identities/sessions", server.base);
+    // Logins take a password hash each, so these are still in flight when SIGTERM arrives.
+    let requests = (0..8).map(|_| {
+        client
+            .post(&url)
+            .json(&json!({ "email": "ada@example.com", "password": PASSWORD }))
+            .send()
+    });
+    let in_flight = tokio::spawn(join_all(requests));
+    tokio::time::sleep(Duration::from_millis(30)).await;
+    terminate(server.child.as_ref().unwrap());
+    for response in in_flight.await.unwrap() {
+        let response = response.expect("in-flight request answered");
+        assert_eq!(response.status(), StatusCode::CREATED);
+    }
+    let mut child = server.child.take().unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "graceful exit: {status:?}");
+    let refused = reqwest::get(format!("{}/health/live", server.base)).await;
+    assert!(
+        refused.is_err(),
+        "new connections are refused after shutdown"
+    );
+}
