@@ -169,7 +169,9 @@ fn in_grace(record: &SessionRecord, presented: &SessionId, now: i64, grace_secon
     record.previous_uid == Some(*presented) && now - record.rotated_at < grace_seconds
 }
 
-/// The store the application runs on, chosen by configuration.
+/// The store the application runs on, chosen by configuration. There is one per process, so
+/// the size difference between the variants does not matter.
+#[allow(clippy::large_enum_variant)]
 pub enum AnyStore {
     Memory(MemoryStore),
     Redis(RedisStore),

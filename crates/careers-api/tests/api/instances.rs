@@ -1,0 +1,119 @@
+//! Several API instances over one PostgreSQL schema and one Redis key prefix behave as one
+//! service (PostgreSQL + Redis only): a session issued by one is read, refreshed and ended by
+//! another, and survives a restart.
+
+use careers_api::areas::USER;
+use reqwest::StatusCode;
+use sessions::Clock;
+
+use crate::helpers::*;
+
+/// Another instance of `app`'s deployment: same schema, same key prefix, same signing secret.
+async fn sibling(app: &TestApp) -> TestApp {
+    let schema = app.env["DATABASE_SCHEMA"].clone();
+    let prefix = app.env["REDIS_KEY_PREFIX"].clone();
+    let other = TestApp::spawn_with(
+        Backend::PostgresRedis,
+        &[
+            ("DATABASE_SCHEMA", schema.as_str()),
+            ("REDIS_KEY_PREFIX", prefix.as_str()),
+        ],
+    )
+    .await;
+    assert_eq!(other.env["DATABASE_SCHEMA"], schema);
+    assert_eq!(other.env["REDIS_KEY_PREFIX"], prefix);
+    assert_eq!(
+        other.env["JWT_SIGNING_SECRET"],
+        app.env["JWT_SIGNING_SECRET"]
+    );
+    other
+}
+
+/// Each instance has its own manual clock, started from the wall clock: line them up.
+fn sync_clocks(apps: &[&TestApp]) {
+    let latest = apps.iter().map(|a| a.clock.now()).max().unwrap();
+    for app in apps {
+        app.clock.advance(latest - app.clock.now());
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_share_sessions() {
+    if !Backend::PostgresRedis.available() {
+        return;
+    }
+    let a = TestApp::spawn(Backend::PostgresRedis).await;
+    let b = sibling(&a).await;
+    sync_clocks(&[&a, &b]);
+
+    let (id, first) = a.user_session("ada@example.com").await;
+    assert_eq!(
+        b.read(&first, id).await.status(),
+        StatusCode::OK,
+        "A's session read on B"
+    );
+
+    a.clock.advance(60);
+    b.clock.advance(60);
+    let refreshed = b.refresh(&first).await;
+    assert_eq!(
+        refreshed.status(),
+        StatusCode::OK,
+        "A's session refreshed on B"
+    );
+    let second = Creds::from_response(&USER, &refreshed);
+    assert_eq!(
+        b.claims(&second).ruid,
+        a.claims(&first).ruid,
+        "same session"
+    );
+
+    let stale = a.read(&first, id).await;
+    assert_error(stale, StatusCode::UNAUTHORIZED, "session_ended").await;
+    assert_eq!(
+        a.read(&second, id).await.status(),
+        StatusCode::OK,
+        "B's token read on A"
+    );
+    assert_eq!(b.read(&second, id).await.status(), StatusCode::OK);
+
+    assert_eq!(
+        a.logout(&second).await.status(),
+        StatusCode::NO_CONTENT,
+        "logout on A"
+    );
+    let ended = b.read(&second, id).await;
+    assert_error(ended, StatusCode::UNAUTHORIZED, "session_ended").await;
+    let ended = a.read(&second, id).await;
+    assert_error(ended, StatusCode::UNAUTHORIZED, "session_ended").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restarted_server_accepts_sessions_issued_before_the_restart() {
+    if !Backend::PostgresRedis.available() {
+        return;
+    }
+    let a = TestApp::spawn(Backend::PostgresRedis).await;
+    let (id, creds) = a.user_session("ada@example.com").await;
+    assert_eq!(a.read(&creds, id).await.status(), StatusCode::OK);
+    let env = a.env.clone();
+    drop(a);
+
+    let c = TestApp::spawn_with(
+        Backend::PostgresRedis,
+        &[
+            ("DATABASE_SCHEMA", env["DATABASE_SCHEMA"].as_str()),
+            ("REDIS_KEY_PREFIX", env["REDIS_KEY_PREFIX"].as_str()),
+        ],
+    )
+    .await;
+    assert_eq!(
+        c.read(&creds, id).await.status(),
+        StatusCode::OK,
+        "old cookie on the new server"
+    );
+    let refreshed = c.refresh(&creds).await;
+    assert_eq!(refreshed.status(), StatusCode::OK, "and it refreshes there");
+    let renewed = Creds::from_response(&USER, &refreshed);
+    assert_eq!(c.read(&renewed, id).await.status(), StatusCode::OK);
+}
