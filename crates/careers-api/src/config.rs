@@ -77,6 +77,9 @@ pub struct Config {
     /// Exact origins allowed with credentials; `None` means development's localhost rule.
     pub cors_allowed_origins: Option<Vec<String>>,
     pub cookie_partitioned: Vec<String>,
+    /// Header a trusted load balancer appends the client address to (`X-Forwarded-For`); the
+    /// rightmost entry is used. Unset: the TCP peer address.
+    pub client_ip_header: Option<http::HeaderName>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -200,6 +203,14 @@ impl Config {
             }
         }
 
+        let client_ip_header = match get("CLIENT_IP_HEADER") {
+            None => None,
+            Some(name) => match http::HeaderName::from_bytes(name.as_bytes()) {
+                Ok(header) => Some(header),
+                Err(_) => return fail(format!("CLIENT_IP_HEADER is not a header name: {name:?}")),
+            },
+        };
+
         Ok(Self {
             env,
             bind_addr,
@@ -212,6 +223,7 @@ impl Config {
             cookie_domain,
             cors_allowed_origins,
             cookie_partitioned,
+            client_ip_header,
         })
     }
 }

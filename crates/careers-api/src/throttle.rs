@@ -19,20 +19,42 @@ pub const ACCOUNT_LIMIT: u64 = 10;
 pub const ADDRESS_LIMIT: u64 = 100;
 pub const WINDOW_SECONDS: i64 = 15 * 60;
 
-/// The peer address of the connection (no proxy headers are trusted).
+/// The client's address: the TCP peer, or, behind a trusted load balancer configured with
+/// `CLIENT_IP_HEADER`, the rightmost entry of that header (the one the balancer appended;
+/// entries further left come from the client and could be forged).
 pub struct ClientAddr(pub Option<IpAddr>);
 
-impl<S: Send + Sync> FromRequestParts<S> for ClientAddr {
+impl FromRequestParts<AppState> for ClientAddr {
     type Rejection = std::convert::Infallible;
 
-    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
-        Ok(Self(
-            parts
-                .extensions
-                .get::<ConnectInfo<SocketAddr>>()
-                .map(|info| info.0.ip()),
-        ))
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &AppState,
+    ) -> Result<Self, Self::Rejection> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|info| info.0.ip());
+        let forwarded = state
+            .config
+            .client_ip_header
+            .as_ref()
+            .and_then(|name| rightmost_address(&parts.headers, name));
+        Ok(Self(forwarded.or(peer)))
     }
+}
+
+/// The last address of every value of `name` taken together.
+pub fn rightmost_address(
+    headers: &axum::http::HeaderMap,
+    name: &axum::http::HeaderName,
+) -> Option<IpAddr> {
+    let last_value = headers.get_all(name).iter().next_back()?.to_str().ok()?;
+    let entry = last_value.rsplit(',').next()?.trim();
+    entry
+        .parse::<IpAddr>()
+        .ok()
+        .or_else(|| entry.parse::<SocketAddr>().ok().map(|a| a.ip()))
 }
 
 /// The counters one login attempt touches. E-mails are hashed: keys hold no personal data.
@@ -97,5 +119,31 @@ impl LoginThrottle {
 fn rate_limited(retry_after: i64) -> ApiError {
     ApiError::RateLimited {
         retry_after_seconds: retry_after.max(1) as u64,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::{HeaderMap, HeaderName, HeaderValue};
+
+    #[test]
+    fn the_balancers_entry_is_the_rightmost() {
+        let name = HeaderName::from_static("x-forwarded-for");
+        let mut headers = HeaderMap::new();
+        assert_eq!(rightmost_address(&headers, &name), None);
+        headers.append(&name, HeaderValue::from_static("6.6.6.6, 10.0.0.7"));
+        assert_eq!(rightmost_address(&headers, &name), "10.0.0.7".parse().ok());
+        headers.append(&name, HeaderValue::from_static("203.0.113.9"));
+        assert_eq!(
+            rightmost_address(&headers, &name),
+            "203.0.113.9".parse().ok()
+        );
+        let mut v6 = HeaderMap::new();
+        v6.insert(&name, HeaderValue::from_static("[2001:db8::1]:443"));
+        assert_eq!(rightmost_address(&v6, &name), "2001:db8::1".parse().ok());
+        let mut junk = HeaderMap::new();
+        junk.insert(&name, HeaderValue::from_static("1.2.3.4, not-an-ip"));
+        assert_eq!(rightmost_address(&junk, &name), None);
     }
 }

@@ -215,3 +215,30 @@ backend_tests! {
         assert_error(missing, StatusCode::UNSUPPORTED_MEDIA_TYPE, "unsupported_media_type").await;
     }
 }
+
+mod address_limit {
+    use super::*;
+    use careers_api::throttle::ADDRESS_LIMIT;
+
+    backend_tests! {
+        async fn a_hundred_failures_from_one_address_throttle_every_account(backend) {
+            let app = TestApp::spawn(backend).await;
+            let accounts = ADDRESS_LIMIT / ACCOUNT_LIMIT;
+            for n in 0..=accounts {
+                app.create_user(&format!("user{n}@example.com")).await;
+            }
+            for n in 0..accounts {
+                for _ in 0..ACCOUNT_LIMIT {
+                    let email = format!("user{n}@example.com");
+                    let wrong = app.login_raw(&USER, &email, "wrong-password").await;
+                    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+                }
+            }
+            // A fresh account with the right password, from the same address: refused.
+            let email = format!("user{accounts}@example.com");
+            let response = app.login_raw(&USER, &email, PASSWORD).await;
+            assert!(response.headers().contains_key("retry-after"));
+            assert_error(response, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+        }
+    }
+}

@@ -117,3 +117,25 @@ async fn a_restarted_server_accepts_sessions_issued_before_the_restart() {
     let renewed = Creds::from_response(&USER, &refreshed);
     assert_eq!(c.read(&renewed, id).await.status(), StatusCode::OK);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn instances_share_the_failed_login_count() {
+    if !Backend::PostgresRedis.available() {
+        return;
+    }
+    let a = TestApp::spawn(Backend::PostgresRedis).await;
+    let b = sibling(&a).await;
+    a.create_user("ada@example.com").await;
+    let limit = careers_api::throttle::ACCOUNT_LIMIT;
+    for attempt in 0..limit {
+        let app = if attempt % 2 == 0 { &a } else { &b };
+        let response = app
+            .login_raw(&USER, "ada@example.com", "wrong-password")
+            .await;
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+    }
+    for app in [&a, &b] {
+        let response = app.login_raw(&USER, "ada@example.com", PASSWORD).await;
+        assert_error(response, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    }
+}

@@ -20,4 +20,5 @@ mod properties;
 mod requests;
 mod session_lifecycle;
 mod shapes;
+mod timing;
 mod tokens;
