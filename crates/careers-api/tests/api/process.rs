@@ -52,6 +52,11 @@ async fn start() -> Server {
     let file = std::env::temp_dir().join(format!("careers-proc-{}.db", random_suffix()));
     let port = free_port();
     let env = env_for(&file, port);
+    create_ada(&env);
+    spawn_server(env, file, port).await
+}
+
+fn create_ada(env: &[(&'static str, String)]) {
     let created = Command::new(BIN)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .env("RUST_LOG", "off")
@@ -71,6 +76,13 @@ async fn start() -> Server {
         "{}",
         String::from_utf8_lossy(&created.stderr)
     );
+}
+
+async fn spawn_server(
+    env: Vec<(&'static str, String)>,
+    file: std::path::PathBuf,
+    port: u16,
+) -> Server {
     let child = Command::new(BIN)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .arg("serve")
@@ -260,4 +272,79 @@ async fn sigterm_lets_in_flight_requests_finish_and_refuses_new_connections() {
         refused.is_err(),
         "new connections are refused after shutdown"
     );
+}
+
+/// Two `careers-api` processes sharing PostgreSQL and Redis behave as one service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_sharing_postgres_and_redis_behave_as_one() {
+    if !Backend::PostgresRedis.available() {
+        return;
+    }
+    // The test app creates the schema and the user; the two processes only share them.
+    let app = TestApp::spawn(Backend::PostgresRedis).await;
+    app.create_user("ada@example.com").await;
+    let shared = |port: u16| -> Vec<(&'static str, String)> {
+        let mut env: Vec<(&'static str, String)> = vec![
+            ("APP_ENV", "test".into()),
+            ("BIND_ADDR", format!("127.0.0.1:{port}")),
+            ("RUST_LOG", "warn".into()),
+        ];
+        for key in [
+            "JWT_SIGNING_SECRET",
+            "DATABASE_URL",
+            "DATABASE_SCHEMA",
+            "REDIS_URL",
+            "REDIS_KEY_PREFIX",
+        ] {
+            env.push((key, app.env[key].clone()));
+        }
+        env
+    };
+    let (port_a, port_b) = (free_port(), free_port());
+    let none = std::path::PathBuf::from("/nonexistent/careers-api-test");
+    let a = spawn_server(shared(port_a), none.clone(), port_a).await;
+    let b = spawn_server(shared(port_b), none, port_b).await;
+    let client = reqwest::Client::new();
+    let login = client
+        .post(format!("{}/identities/sessions", a.base))
+        .json(&json!({ "email": "ada@example.com", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), StatusCode::CREATED);
+    let old = Creds::from_response(&careers_api::areas::USER, &login);
+    let id = app.claims(&old).subject;
+    let read = |base: &str, creds: &Creds| {
+        client
+            .get(format!("{base}/identities/user/{id}"))
+            .header("cookie", creds.cookie_header())
+            .send()
+    };
+    assert_eq!(
+        read(&b.base, &old).await.unwrap().status(),
+        StatusCode::OK,
+        "login on A, read on B"
+    );
+    let refreshed = client
+        .patch(format!("{}/identities/sessions/current", b.base))
+        .header("cookie", old.cookie_header())
+        .header("x-csrf-token", &old.csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refreshed.status(), StatusCode::OK, "refresh on B");
+    let new = Creds::from_response(&careers_api::areas::USER, &refreshed);
+    let stale = read(&a.base, &old).await.unwrap();
+    assert_error(stale, StatusCode::UNAUTHORIZED, "session_ended").await;
+    assert_eq!(read(&a.base, &new).await.unwrap().status(), StatusCode::OK);
+    let logout = client
+        .delete(format!("{}/identities/sessions/current", a.base))
+        .header("cookie", new.cookie_header())
+        .header("x-csrf-token", &new.csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(logout.status(), StatusCode::NO_CONTENT, "logout on A");
+    let ended = read(&b.base, &new).await.unwrap();
+    assert_error(ended, StatusCode::UNAUTHORIZED, "session_ended").await;
 }
