@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""Load benchmark of careers-api against its floor.
+
+One command starts the service on a backend pair, seeds data, and measures each scenario with
+the server pinned to core 0 and the load generator to core 1 (taskset), reporting req/s, p50,
+p99 and server CPU, and every figure of the authenticated GET as a ratio to the floor binary
+measured in the same run. Runs are repeated and medians reported.
+
+    python3 crates/bench/run.py                          # both pairs, 10 s per run, 3 repeats
+    python3 crates/bench/run.py --pairs sqlite-memory --duration 3 --repeat 1   # quick
+    python3 crates/bench/run.py --smoke                  # CI: a few seconds, prints the table
+
+PostgreSQL + Redis come from TEST_DATABASE_URL / TEST_REDIS_URL (default: the local ones).
+"""
+
+import argparse
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from datetime import datetime, timezone
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+TARGET = os.path.join(ROOT, "target", "release")  # --profile debug switches it
+SECRET = "bench-signing-secret-of-at-least-32-bytes!"
+PG_URL = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
+REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http(method, url, body=None, cookie=None, csrf=None):
+    data = json.dumps(body).encode() if body is not None else None
+    request = urllib.request.Request(url, data=data, method=method)
+    if data is not None:
+        request.add_header("Content-Type", "application/json")
+    if cookie:
+        request.add_header("Cookie", cookie)
+    if csrf:
+        request.add_header("X-CSRF-Token", csrf)
+    try:
+        with urllib.request.urlopen(request) as response:
+            return response.status, response.headers, json.loads(response.read() or b"null")
+    except urllib.error.HTTPError as error:
+        return error.code, error.headers, json.loads(error.read() or b"null")
+
+
+def cookies_of(headers):
+    jar = {}
+    for value in headers.get_all("Set-Cookie") or []:
+        name, _, rest = value.partition("=")
+        jar[name] = rest.split(";")[0]
+    return jar
+
+
+def login(base, email, password, path="/identities/sessions"):
+    status, headers, body = http("POST", base + path, {"email": email, "password": password})
+    assert status == 201, (email, status, body)
+    return cookies_of(headers)
+
+
+def cpu_seconds(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def wait_ready(url, seconds=30):
+    deadline = time.time() + seconds
+    while time.time() < deadline:
+        try:
+            with urllib.request.urlopen(url) as r:
+                if r.status == 200:
+                    return
+        except OSError:
+            pass
+        time.sleep(0.1)
+    raise SystemExit(f"not ready: {url}")
+
+
+class Pair:
+    def __init__(self, name, work):
+        self.name = name
+        self.env = dict(os.environ, APP_ENV="test", JWT_SIGNING_SECRET=SECRET, RUST_LOG="info",
+                        LOG_FORMAT="json")
+        self.env.pop("REDIS_URL", None)
+        self.schema = None
+        if name == "sqlite-memory":
+            self.env["DATABASE_URL"] = f"sqlite://{work}/bench.db"
+        else:
+            self.schema = "careers_bench_" + secrets.token_hex(6)
+            subprocess.run(["psql", PG_URL, "-qc", f"CREATE SCHEMA {self.schema}"], check=True)
+            self.env.update(DATABASE_URL=PG_URL, DATABASE_SCHEMA=self.schema, REDIS_URL=REDIS_URL,
+                            REDIS_KEY_PREFIX=f"careers-bench:{secrets.token_hex(6)}:")
+
+    def cleanup(self):
+        if self.schema:
+            subprocess.run(["psql", PG_URL, "-qc", f"DROP SCHEMA {self.schema} CASCADE"],
+                           stderr=subprocess.DEVNULL)
+            prefix = self.env["REDIS_KEY_PREFIX"]
+            keys = subprocess.run(["redis-cli", "-u", REDIS_URL, "--scan", "--pattern", prefix + "*"],
+                                  capture_output=True, text=True).stdout.split()
+            for i in range(0, len(keys), 500):
+                subprocess.run(["redis-cli", "-u", REDIS_URL, "unlink", *keys[i:i + 500]],
+                               stdout=subprocess.DEVNULL)
+
+
+def load(port, path, connections, duration, warmup=1.0, method="GET", headers=(), body=None,
+         rate=None, sessions=None, cookies=("jwt_access", "CSRF_TOKEN")):
+    cmd = ["taskset", "-c", "1", os.path.join(TARGET, "load"), "--addr", f"127.0.0.1:{port}",
+           "--method", method, "--path", path, "--connections", str(connections),
+           "--duration", str(duration), "--warmup", str(warmup),
+           "--access-cookie", cookies[0], "--csrf-cookie", cookies[1]]
+    for h in headers:
+        cmd += ["--header", h]
+    if body is not None:
+        cmd += ["--body", json.dumps(body)]
+    if rate:
+        cmd += ["--rate", str(rate)]
+    if sessions:
+        cmd += ["--sessions", sessions]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, text=True)
+
+
+def measure(server_pid, port, duration, **kwargs):
+    process = load(port, duration=duration, **kwargs)
+    time.sleep(kwargs.get("warmup", 1.0))
+    before = cpu_seconds(server_pid)
+    out, _ = process.communicate()
+    cpu = (cpu_seconds(server_pid) - before) / duration * 100
+    result = json.loads(out)
+    result["cpu"] = cpu
+    return result
+
+
+def run_pair(name, args, work):
+    pair = Pair(name, work)
+    bin_api, bin_floor = os.path.join(TARGET, "careers-api"), os.path.join(TARGET, "floor")
+    try:
+        subprocess.run([bin_api, "seed", "--demo"], env=pair.env, check=True, stdout=subprocess.DEVNULL)
+        api_port, floor_port = free_port(), free_port()
+        api_env = dict(pair.env, BIND_ADDR=f"127.0.0.1:{api_port}")
+        api_log = open(os.path.join(work, f"api-{name}.log"), "w")
+        api = subprocess.Popen(["taskset", "-c", "0", bin_api, "serve"], env=api_env,
+                               stderr=api_log, stdout=subprocess.DEVNULL)
+        base = f"http://127.0.0.1:{api_port}"
+        wait_ready(base + "/health/ready")
+
+        # 25 applications to Acme's job, each applicant with certificates, experiences, skills.
+        admin = login(base, "admin@example.com", "admin-password-1", "/team/identities/admins/sessions")
+        for i in range(24):
+            email = f"applicant{i}@bench.example"
+            http("POST", base + "/identities/users", {
+                "email": email, "password": "applicant-password-1", "first_name": f"Applicant{i}",
+                "last_name": "Bench", "phone_code": "+1", "mobile": "5550100", "country": {"id": 1}})
+            jar = login(base, email, "applicant-password-1")
+            cookie, csrf = "jwt_access=" + jar["jwt_access"], jar["CSRF_TOKEN"]
+            _, _, profile = http("POST", base + "/identities/careers/user_profiles", {"headline": "Bench"},
+                                 cookie, csrf)
+            profile_id = profile["careers_user_profiles"]["id"]
+            http("PATCH", base + "/talent/careers/user_profile", {
+                "certificates": [{"name": "CKA", "issuer": "CNCF"}],
+                "experiences": [{"job_title": "Engineer"}, {"job_title": "Senior engineer"}],
+                "skills": [{"name": "Rust"}, {"name": "SQL"}]}, cookie, csrf)
+            status, _, body = http("POST", base + "/candidate/careers/job_applications", {
+                "careers_job": {"id": 1}, "careers_user_profile": {"id": profile_id},
+                "cover_letter": "Hello"}, cookie, csrf)
+            assert status == 201, body
+        del admin
+
+        plain = login(base, "plain@example.com", "plain-password-1")
+        _, _, me = http("GET", base + "/admin-user/identities/users?q=plain",
+                        cookie="team_jwt_access=" + login(base, "admin@example.com", "admin-password-1",
+                                                           "/team/identities/admins/sessions")["team_jwt_access"])
+        plain_id = me["identities_users"][0]["id"]
+        employer = login(base, "employer@acme.example", "employer-password-1")
+        status, _, apps = http("GET", base + "/org-user/careers/job_applications?per_page=25",
+                               cookie="jwt_access=" + employer["jwt_access"])
+        assert status == 200 and len(apps["careers_job_applications"]) == 25, apps
+
+        floor_env = dict(pair.env, BIND_ADDR=f"127.0.0.1:{floor_port}", FLOOR_USER_ID=str(plain_id))
+        floor = subprocess.Popen(["taskset", "-c", "0", bin_floor], env=floor_env,
+                                 stdout=subprocess.PIPE, text=True)
+        token = floor.stdout.readline().split()[1]
+        floor_base = f"http://127.0.0.1:{floor_port}"
+        status, _, _ = http("GET", f"{floor_base}/identities/user/{plain_id}", cookie=f"jwt_access={token}")
+        assert status == 200, status
+
+        d, c = args.duration, args.connections
+        results = {}
+
+        def record(scenario, result):
+            results.setdefault(scenario, []).append(result)
+            statuses = ",".join(f"{k}:{v}" for k, v in result["statuses"].items())
+            print(f"  {name:15} {scenario:24} {result['rps']:9.0f} req/s  p50 {result['p50_ms']:7.2f} ms"
+                  f"  p99 {result['p99_ms']:7.2f} ms  cpu {result['cpu']:5.0f}%  [{statuses}]", flush=True)
+
+        user_path = f"/identities/user/{plain_id}"
+        for _ in range(args.repeat):
+            record("floor GET user", measure(floor.pid, floor_port, d, path=user_path, connections=c,
+                                             headers=[f"Cookie: jwt_access={token}"]))
+            record("GET user", measure(api.pid, api_port, d, path=user_path, connections=c,
+                                       headers=[f"Cookie: jwt_access={plain['jwt_access']}"]))
+            record("GET job_applications", measure(
+                api.pid, api_port, d, path="/org-user/careers/job_applications?per_page=25",
+                connections=c, headers=[f"Cookie: jwt_access={employer['jwt_access']}"]))
+            sessions_file = os.path.join(work, "sessions.txt")
+            with open(sessions_file, "w") as f:
+                for _ in range(16):
+                    jar = login(base, "plain@example.com", "plain-password-1")
+                    f.write(f"{jar['jwt_access']} {jar['CSRF_TOKEN']}\n")
+            record("refresh", measure(api.pid, api_port, d, path="/identities/sessions/current",
+                                      method="PATCH", connections=16, sessions=sessions_file))
+            record("login", measure(api.pid, api_port, d, path="/identities/sessions", method="POST",
+                                    connections=4, body={"email": "plain@example.com",
+                                                         "password": "plain-password-1"}))
+            capacity = max(results["login"][-1]["rps"], 1.0)
+            read_rate = 1000
+            idle = measure(api.pid, api_port, d, path=user_path, connections=8, rate=read_rate,
+                           headers=[f"Cookie: jwt_access={plain['jwt_access']}"])
+            record("reads idle @1000/s", idle)
+            storm = load(api_port, "/identities/sessions", connections=32, duration=d + 1, warmup=0.5,
+                         method="POST", rate=4 * capacity,
+                         body={"email": "plain@example.com", "password": "plain-password-1"})
+            time.sleep(0.5)
+            during = measure(api.pid, api_port, d, path=user_path, connections=8, rate=read_rate,
+                             headers=[f"Cookie: jwt_access={plain['jwt_access']}"])
+            storm_result = json.loads(storm.communicate()[0])
+            storm_result["cpu"] = float("nan")
+            record("reads during login storm", during)
+            record(f"login storm @{4 * capacity:.0f}/s", storm_result)
+        floor.send_signal(signal.SIGTERM)
+        api.send_signal(signal.SIGTERM)
+        floor.wait()
+        api.wait()
+        return results
+    finally:
+        pair.cleanup()
+
+
+def median(results, key):
+    return statistics.median(r[key] for r in results)
+
+
+def table(all_results, args):
+    lines = ["| pair | scenario | req/s | p50 ms | p99 ms | server CPU % | vs floor |",
+             "|---|---|---:|---:|---:|---:|---:|"]
+    verdicts = []
+    for pair, results in all_results.items():
+        floor_rps = median(results["floor GET user"], "rps")
+        for scenario, runs in results.items():
+            rps = median(runs, "rps")
+            ratio = f"{rps / floor_rps:.2f}×" if scenario in ("GET user", "floor GET user") else ""
+            cpu = median(runs, "cpu")
+            cpu_text = "" if cpu != cpu else f"{cpu:.0f}"
+            lines.append(f"| {pair} | {scenario} | {rps:.0f} | {median(runs, 'p50_ms'):.2f} | "
+                         f"{median(runs, 'p99_ms'):.2f} | {cpu_text} | {ratio} |")
+        get_ratio = median(results["GET user"], "rps") / floor_rps
+        list_ratio = median(results["GET job_applications"], "rps") / median(results["GET user"], "rps")
+        idle_p99 = median(results["reads idle @1000/s"], "p99_ms")
+        storm_p99 = median(results["reads during login storm"], "p99_ms")
+        logins = median(results["login"], "rps")
+        verdicts += [
+            (pair, "authenticated GET ≥ 0.9× floor", f"{get_ratio:.2f}×", get_ratio >= 0.9),
+            (pair, "login ≥ 40/s per core", f"{logins:.0f}/s", logins >= 40),
+            (pair, "reads p99 during login storm ≤ 2× idle", f"{storm_p99:.2f} / {idle_p99:.2f} ms",
+             storm_p99 <= 2 * idle_p99),
+            (pair, "job_applications list ≥ 0.5× single-row GET", f"{list_ratio:.2f}×", list_ratio >= 0.5),
+        ]
+    lines += ["", "| pair | target | measured | met |", "|---|---|---|---|"]
+    lines += [f"| {p} | {t} | {m} | {'yes' if ok else 'NO'} |" for p, t, m, ok in verdicts]
+    return "\n".join(lines)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--pairs", default="sqlite-memory,postgres-redis")
+    parser.add_argument("--duration", type=float, default=10.0)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--smoke", action="store_true", help="a few seconds, for CI")
+    parser.add_argument("--out", help="also write the table to this markdown file")
+    parser.add_argument("--no-build", action="store_true")
+    parser.add_argument("--profile", default="release", choices=["release", "debug"],
+                        help="debug builds quickly (CI smoke); figures are only meaningful in release")
+    args = parser.parse_args()
+    global TARGET
+    TARGET = os.path.join(ROOT, "target", args.profile)
+    if args.smoke:
+        args.duration, args.repeat = 1.0, 1
+    for tool in ("taskset", "psql", "redis-cli"):
+        if shutil.which(tool) is None:
+            raise SystemExit(f"{tool} is required")
+    if not args.no_build:
+        profile = ["--release"] if args.profile == "release" else []
+        subprocess.run(["cargo", "build", *profile, "--quiet", "-p", "careers-api", "-p", "bench"],
+                       cwd=ROOT, check=True)
+    all_results = {}
+    with tempfile.TemporaryDirectory() as work:
+        for pair in args.pairs.split(","):
+            print(f"== {pair}", flush=True)
+            all_results[pair] = run_pair(pair, args, work)
+    text = table(all_results, args)
+    header = (f"Run {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
+              f"{args.duration:g} s per run, {args.repeat} repeat(s), medians.\n"
+              f"Command: `python3 crates/bench/run.py {' '.join(sys.argv[1:])}`\n")
+    print("\n" + header + "\n" + text)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(header + "\n" + text + "\n")
+
+
+if __name__ == "__main__":
+    main()
