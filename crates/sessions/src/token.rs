@@ -7,7 +7,7 @@ use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
+use std::borrow::Cow;
 use std::fmt;
 use subtle::ConstantTimeEq;
 
@@ -67,14 +67,59 @@ impl Serialize for WireOut<'_> {
     }
 }
 
-#[derive(Deserialize)]
+/// The claims as they arrive: the four known ones, plus every other integer claim, one of
+/// which must be the context's payload key. A visitor instead of `#[serde(flatten)]`, which
+/// would buffer every field before decoding (this runs on every request).
 struct WireIn {
     uid: String,
     ruid: String,
     iat: i64,
     exp: i64,
-    #[serde(flatten)]
-    rest: HashMap<String, serde_json::Value>,
+    subjects: Vec<(String, i64)>,
+}
+
+impl<'de> Deserialize<'de> for WireIn {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        deserializer.deserialize_map(WireVisitor)
+    }
+}
+
+struct WireVisitor;
+
+impl<'de> serde::de::Visitor<'de> for WireVisitor {
+    type Value = WireIn;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a JWT claims object")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<WireIn, A::Error> {
+        use serde::de::Error;
+        let (mut uid, mut ruid, mut iat, mut exp) = (None, None, None, None);
+        let mut subjects = Vec::new();
+        while let Some(key) = map.next_key::<Cow<'de, str>>()? {
+            match key.as_ref() {
+                "uid" => uid = Some(map.next_value()?),
+                "ruid" => ruid = Some(map.next_value()?),
+                "iat" => iat = Some(map.next_value()?),
+                "exp" => exp = Some(map.next_value()?),
+                _ => {
+                    if let serde_json::Value::Number(n) = map.next_value::<serde_json::Value>()?
+                        && let Some(value) = n.as_i64()
+                    {
+                        subjects.push((key.into_owned(), value));
+                    }
+                }
+            }
+        }
+        Ok(WireIn {
+            uid: uid.ok_or_else(|| A::Error::missing_field("uid"))?,
+            ruid: ruid.ok_or_else(|| A::Error::missing_field("ruid"))?,
+            iat: iat.ok_or_else(|| A::Error::missing_field("iat"))?,
+            exp: exp.ok_or_else(|| A::Error::missing_field("exp"))?,
+            subjects,
+        })
+    }
 }
 
 /// Why a token was not accepted. Expiry is not one of them: the engine decides what an expired
@@ -139,9 +184,10 @@ impl TokenKeys {
             .map_err(|_| TokenRejection::Invalid)?;
         let wire = data.claims;
         let subject = wire
-            .rest
-            .get(context.payload_key)
-            .and_then(serde_json::Value::as_i64)
+            .subjects
+            .iter()
+            .find(|(key, _)| key == context.payload_key)
+            .map(|(_, value)| *value)
             .ok_or(TokenRejection::Invalid)?;
         Ok(AccessClaims {
             subject,

@@ -94,10 +94,14 @@ impl FromRequestParts<AppState> for EmployerCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let UserCtx { user, .. } = UserCtx::from_request_parts(parts, state).await?;
-        let (profile, company) = db::org::profile_of_user(&state.db, user.id)
+        let session = state
+            .sessions
+            .authenticate(&USER, &parts.method, &parts.headers)
+            .await?;
+        let (user, employer) = db::org::user_with_employer(&state.db, session.subject)
             .await?
-            .ok_or(ApiError::Forbidden)?;
+            .ok_or(ApiError::SessionEnded)?;
+        let (profile, company) = employer.ok_or(ApiError::Forbidden)?;
         Ok(Self {
             user,
             profile,
@@ -116,10 +120,14 @@ impl FromRequestParts<AppState> for TalentCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let UserCtx { user, .. } = UserCtx::from_request_parts(parts, state).await?;
-        let profile = db::careers::profile_of_user(&state.db, user.id)
+        let session = state
+            .sessions
+            .authenticate(&USER, &parts.method, &parts.headers)
+            .await?;
+        let (user, profile) = db::careers::user_with_profile(&state.db, session.subject)
             .await?
-            .ok_or(ApiError::Forbidden)?;
+            .ok_or(ApiError::SessionEnded)?;
+        let profile = profile.ok_or(ApiError::Forbidden)?;
         Ok(Self { user, profile })
     }
 }

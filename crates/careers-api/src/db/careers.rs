@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::Query;
+use sea_orm::sea_query::{Expr, Query};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
     FromQueryResult, JoinType, ModelTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
@@ -44,6 +44,18 @@ fn page_of<E: EntityTrait>(query: Select<E>, page: u64, per_page: u64) -> Select
 
 // ---------------------------------------------------------------------------------------------
 // Talent profiles
+
+/// A user with their talent profile, if any: the talent and candidate area check in one
+/// statement.
+pub async fn user_with_profile(
+    db: &DatabaseConnection,
+    user_id: i64,
+) -> Result<Option<(user::Model, Option<profile::Model>)>, ApiError> {
+    Ok(user::Entity::find_by_id(user_id)
+        .find_also_related(profile::Entity)
+        .one(db)
+        .await?)
+}
 
 pub async fn profile_of_user<C: ConnectionTrait>(
     db: &C,
@@ -524,6 +536,8 @@ struct ApplicantRow {
     user_id: i64,
     user_first_name: String,
     user_last_name: String,
+    /// `COUNT(*) OVER ()`: the total of the whole query, so a page needs no count statement.
+    total: i64,
 }
 
 impl ApplicantRow {
@@ -560,6 +574,7 @@ fn applications_to_company(company_id: i64) -> Select<application::Entity> {
         .column_as(user::Column::Id, "user_id")
         .column_as(user::Column::FirstName, "user_first_name")
         .column_as(user::Column::LastName, "user_last_name")
+        .column_as(Expr::cust("COUNT(*) OVER ()"), "total")
         .join(
             JoinType::InnerJoin,
             application::Relation::UserProfile.def(),
@@ -587,12 +602,17 @@ pub async fn employer_applications(
     if let Some(job_id) = job_id {
         query = query.filter(application::Column::CareersJobId.eq(job_id));
     }
-    let total = query.clone().count(db).await?;
-    let rows = page_of(query, page, per_page)
+    let rows = page_of(query.clone(), page, per_page)
         .order_by_asc(application::Column::Id)
         .into_model::<ApplicantRow>()
         .all(db)
         .await?;
+    let total = match rows.first() {
+        Some(row) => row.total as u64,
+        // Past the last page the window has no row to report the total on.
+        None if page > 1 => query.count(db).await?,
+        None => 0,
+    };
     let items = rows
         .iter()
         .map(|r| EmployerApplicationItem {

@@ -30,17 +30,18 @@ impl Scope {
     }
 }
 
-/// The org profile of a user, with its company (the employer area check).
-pub async fn profile_of_user(
+/// A user with their org profile and its company, if any: the employer area check in one
+/// statement (three tables joined).
+pub async fn user_with_employer(
     db: &DatabaseConnection,
     user_id: i64,
-) -> Result<Option<(profile::Model, company::Model)>, ApiError> {
-    let found = profile::Entity::find()
-        .filter(profile::Column::IdentitiesUserId.eq(user_id))
-        .find_also_related(company::Entity)
+) -> Result<Option<(user::Model, Option<(profile::Model, company::Model)>)>, ApiError> {
+    let found = user::Entity::find_by_id(user_id)
+        .find_also_related(profile::Entity)
+        .and_also_related(company::Entity)
         .one(db)
         .await?;
-    Ok(found.and_then(|(p, c)| c.map(|c| (p, c))))
+    Ok(found.map(|(u, p, c)| (u, p.zip(c))))
 }
 
 pub async fn list_companies(

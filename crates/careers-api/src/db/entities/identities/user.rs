@@ -27,11 +27,27 @@ pub enum Relation {
         to = "crate::db::entities::country::Column::Id"
     )]
     Country,
+    #[sea_orm(has_one = "crate::db::entities::org::user_profile::Entity")]
+    OrgUserProfile,
+    #[sea_orm(has_one = "crate::db::entities::careers::user_profile::Entity")]
+    CareersUserProfile,
 }
 
 impl Related<crate::db::entities::country::Entity> for Entity {
     fn to() -> RelationDef {
         Relation::Country.def()
+    }
+}
+
+impl Related<crate::db::entities::org::user_profile::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::OrgUserProfile.def()
+    }
+}
+
+impl Related<crate::db::entities::careers::user_profile::Entity> for Entity {
+    fn to() -> RelationDef {
+        Relation::CareersUserProfile.def()
     }
 }
 
