@@ -151,7 +151,8 @@ def run_pair(name, args, work):
     pair = Pair(name, work)
     bin_api, bin_floor = os.path.join(TARGET, "careers-api"), os.path.join(TARGET, "floor")
     try:
-        subprocess.run([bin_api, "seed", "--demo"], env=pair.env, check=True, stdout=subprocess.DEVNULL)
+        subprocess.run([bin_api, "seed", "--demo"], env=dict(pair.env, RUST_LOG="warn"), check=True,
+                       stdout=subprocess.DEVNULL)
         api_port, floor_port = free_port(), free_port()
         api_env = dict(pair.env, BIND_ADDR=f"127.0.0.1:{api_port}")
         api_log = open(os.path.join(work, f"api-{name}.log"), "w")
