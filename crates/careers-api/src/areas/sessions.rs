@@ -39,6 +39,9 @@ pub trait Principal: Send + Sync + 'static {
         state: &AppState,
         email: &str,
     ) -> impl Future<Output = Result<Option<(i64, String, Self::View)>, ApiError>> + Send;
+
+    /// Whether the identity still exists: a refresh for a deleted one ends there.
+    fn exists(state: &AppState, id: i64) -> impl Future<Output = Result<bool, ApiError>> + Send;
 }
 
 pub struct UserPrincipal;
@@ -56,6 +59,10 @@ impl Principal for UserPrincipal {
             .await?
             .map(|u| (u.id, u.password_digest.clone(), UserView::from(&u))))
     }
+
+    async fn exists(state: &AppState, id: i64) -> Result<bool, ApiError> {
+        Ok(db::identities::find_user(&state.db, id).await?.is_some())
+    }
 }
 
 pub struct AdminPrincipal;
@@ -72,6 +79,10 @@ impl Principal for AdminPrincipal {
         Ok(db::identities::find_admin_by_email(&state.db, email)
             .await?
             .map(|a| (a.id, a.password_digest.clone(), AdminView::from(&a))))
+    }
+
+    async fn exists(state: &AppState, id: i64) -> Result<bool, ApiError> {
+        Ok(db::identities::find_admin(&state.db, id).await?.is_some())
     }
 }
 
@@ -122,6 +133,9 @@ async fn refresh<P: Principal>(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let issued = state.sessions.refresh(&P::CONTEXT, &headers).await?;
+    if !P::exists(&state, issued.subject).await? {
+        return Err(ApiError::SessionEnded);
+    }
     Ok(with_cookies::<P>(
         &state,
         &headers,

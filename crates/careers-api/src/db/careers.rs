@@ -301,6 +301,10 @@ where
     I: NestedItem,
 {
     for (index, item) in items.iter().enumerate() {
+        // `_destroy` on an item that names no existing child has nothing to remove.
+        if item.destroy() && item.id().is_none() {
+            continue;
+        }
         let existing = match item.id() {
             Some(id) => Some(
                 E::find_by_id(id)

@@ -123,7 +123,7 @@ pub struct TalentProfileForm {
 
 fn require_items<T: NestedItem>(errors: &mut Errors, key: &str, items: &Option<Vec<T>>) {
     for (index, item) in items.iter().flatten().enumerate() {
-        if item.id().is_none() {
+        if item.id().is_none() && !item.destroy() {
             let (field, present) = item.required_field();
             errors.require(&format!("{key}[{index}].{field}"), present);
         }

@@ -684,3 +684,29 @@ backend_tests! {
         assert_eq!(talent(&app, &dan).await, dan_before, "another profile's items untouched");
     }
 }
+
+mod destroy_without_id {
+    use super::*;
+
+    backend_tests! {
+        async fn destroy_on_an_item_without_id_creates_nothing(backend) {
+            let app = TestApp::spawn(backend).await;
+            let (_, _, creds) = candidate(&app, "cara@example.com").await;
+            let response = creds
+                .with_csrf(app.request(Method::PATCH, "/talent/careers/user_profile"))
+                .json(&serde_json::json!({
+                    "skills": [{"_destroy": true}, {"_destroy": true, "name": "Ghost"}],
+                    "certificates": [{"_destroy": true}]
+                }))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), StatusCode::OK);
+            let body: serde_json::Value = response.json().await.unwrap();
+            let profile = &body["careers_user_profiles"];
+            let names: Vec<&str> = profile["skills"].as_array().unwrap().iter()
+                .filter_map(|s| s["name"].as_str()).collect();
+            assert!(!names.contains(&"Ghost"), "{names:?}");
+        }
+    }
+}

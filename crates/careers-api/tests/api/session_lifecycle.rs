@@ -328,3 +328,22 @@ pub fn httpdate(unix: i64) -> String {
         .format("%a, %d %b %Y %H:%M:%S GMT")
         .to_string()
 }
+
+mod deleted_identity {
+    use super::*;
+    use careers_api::db::entities::identities::user;
+    use sea_orm::{EntityTrait, ModelTrait};
+
+    backend_tests! {
+        async fn a_deleted_users_session_cannot_be_refreshed_or_used(backend) {
+            let app = TestApp::spawn(backend).await;
+            let (id, creds) = app.user_session("ada@example.com").await;
+            let model = user::Entity::find_by_id(id).one(&app.state.db).await.unwrap().unwrap();
+            model.delete(&app.state.db).await.unwrap();
+            let refresh = app.refresh(&creds).await;
+            assert!(set_cookies(&refresh).is_empty(), "no fresh cookies for a deleted identity");
+            assert_error(refresh, StatusCode::UNAUTHORIZED, "session_ended").await;
+            assert_error(app.read(&creds, id).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+        }
+    }
+}
