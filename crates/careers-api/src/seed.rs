@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use chrono::{NaiveDate, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, Set,
-    TransactionTrait,
+    ActiveModelBehavior, ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction,
+    EntityTrait, IntoActiveModel, QueryFilter, Select, Set, TransactionTrait,
 };
 
 use crate::db;
@@ -70,9 +70,28 @@ fn date(y: i32, m: u32, d: u32) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt(y, m, d)
 }
 
+/// The row `existing` finds, or the one `create` inserts (counted in `created`).
+async fn ensure<E, A>(
+    txn: &DatabaseTransaction,
+    existing: Select<E>,
+    create: impl FnOnce() -> A,
+    created: &mut u64,
+) -> Result<E::Model, ApiError>
+where
+    E: EntityTrait,
+    E::Model: IntoActiveModel<A>,
+    A: ActiveModelTrait<Entity = E> + ActiveModelBehavior + Send,
+{
+    if let Some(found) = existing.one(txn).await? {
+        return Ok(found);
+    }
+    *created += 1;
+    Ok(create().insert(txn).await?)
+}
+
 /// Loads the demo data set; returns how many rows it created (0 on a second run).
 pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result<u64, ApiError> {
-    // Hash outside the transaction: only for accounts that do not exist yet.
+    // Hash outside the transaction, and only for accounts that do not exist yet.
     let mut digests = Vec::new();
     for account in [&ADMIN, &ACME_EMPLOYER, &GLOBEX_EMPLOYER, &CANDIDATE, &PLAIN] {
         let exists = if account.email == ADMIN.email {
@@ -84,12 +103,11 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
                 .await?
                 .is_some()
         };
-        let digest = if exists {
-            None
+        digests.push(if exists {
+            String::new()
         } else {
-            Some(passwords.hash(account.password.into()).await?)
-        };
-        digests.push(digest);
+            passwords.hash(account.password.into()).await?
+        });
     }
 
     let txn = db.begin().await?;
@@ -97,80 +115,70 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
     let mut created = 0u64;
     let mut digests = digests.into_iter();
 
-    if let Some(digest) = digests.next().flatten() {
-        admin::ActiveModel {
+    let admin_digest = digests.next().unwrap_or_default();
+    ensure(
+        &txn,
+        admin::Entity::find().filter(admin::Column::Email.eq(ADMIN.email)),
+        || admin::ActiveModel {
             email: Set(ADMIN.email.into()),
-            password_digest: Set(digest),
+            password_digest: Set(admin_digest),
             first_name: Set(ADMIN.first_name.into()),
             last_name: Set(ADMIN.last_name.into()),
             created_at: Set(now),
             updated_at: Set(now),
             ..Default::default()
-        }
-        .insert(&txn)
-        .await?;
-        created += 1;
-    }
+        },
+        &mut created,
+    )
+    .await?;
 
     let mut user_ids = Vec::new();
-    for account in [&ACME_EMPLOYER, &GLOBEX_EMPLOYER, &CANDIDATE, &PLAIN] {
-        let digest = digests.next().flatten();
-        let id = match user::Entity::find()
-            .filter(user::Column::Email.eq(account.email))
-            .one(&txn)
-            .await?
-        {
-            Some(existing) => existing.id,
-            None => {
-                created += 1;
-                user::ActiveModel {
-                    country_id: Set(1),
-                    email: Set(account.email.into()),
-                    password_digest: Set(digest.ok_or(ApiError::Internal)?),
-                    first_name: Set(account.first_name.into()),
-                    last_name: Set(account.last_name.into()),
-                    phone_code: Set("+1".into()),
-                    mobile: Set("5550100".into()),
-                    created_at: Set(now),
-                    updated_at: Set(now),
-                    ..Default::default()
-                }
-                .insert(&txn)
-                .await?
-                .id
-            }
-        };
-        user_ids.push(id);
+    for (account, digest) in [&ACME_EMPLOYER, &GLOBEX_EMPLOYER, &CANDIDATE, &PLAIN]
+        .into_iter()
+        .zip(digests)
+    {
+        let user = ensure(
+            &txn,
+            user::Entity::find().filter(user::Column::Email.eq(account.email)),
+            || user::ActiveModel {
+                country_id: Set(1),
+                email: Set(account.email.into()),
+                password_digest: Set(digest),
+                first_name: Set(account.first_name.into()),
+                last_name: Set(account.last_name.into()),
+                phone_code: Set("+1".into()),
+                mobile: Set("5550100".into()),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            },
+            &mut created,
+        )
+        .await?;
+        user_ids.push(user.id);
     }
     let [acme_employer, globex_employer, candidate, _plain] = user_ids[..] else {
         return Err(ApiError::Internal);
     };
 
-    let mut company_ids = Vec::new();
+    let mut companies = Vec::new();
     for name in ["Acme", "Globex"] {
-        let id = match company::Entity::find()
-            .filter(company::Column::Name.eq(name))
-            .one(&txn)
-            .await?
-        {
-            Some(existing) => existing.id,
-            None => {
-                created += 1;
-                company::ActiveModel {
-                    name: Set(name.into()),
-                    created_at: Set(now),
-                    updated_at: Set(now),
-                    ..Default::default()
-                }
-                .insert(&txn)
-                .await?
-                .id
-            }
-        };
-        company_ids.push((name, id));
+        let company = ensure(
+            &txn,
+            company::Entity::find().filter(company::Column::Name.eq(name)),
+            || company::ActiveModel {
+                name: Set(name.into()),
+                created_at: Set(now),
+                updated_at: Set(now),
+                ..Default::default()
+            },
+            &mut created,
+        )
+        .await?;
+        companies.push((name, company.id));
     }
     let company_id = |name: &str| {
-        company_ids
+        companies
             .iter()
             .find(|(n, _)| *n == name)
             .map(|(_, id)| *id)
@@ -181,75 +189,60 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
         (acme_employer, "Acme", "Head of Talent"),
         (globex_employer, "Globex", "Recruiter"),
     ] {
-        if org_profile::Entity::find()
-            .filter(org_profile::Column::IdentitiesUserId.eq(user_id))
-            .one(&txn)
-            .await?
-            .is_none()
-        {
-            created += 1;
-            org_profile::ActiveModel {
+        ensure(
+            &txn,
+            org_profile::Entity::find().filter(org_profile::Column::IdentitiesUserId.eq(user_id)),
+            || org_profile::ActiveModel {
                 identities_user_id: Set(user_id),
                 company_id: Set(company_id(company)),
                 title: Set(title.into()),
                 created_at: Set(now),
                 updated_at: Set(now),
                 ..Default::default()
-            }
-            .insert(&txn)
-            .await?;
-        }
+            },
+            &mut created,
+        )
+        .await?;
     }
 
     let mut job_ids = Vec::new();
     for (company, title, published) in JOBS {
         let company = company_id(company);
-        let id = match job::Entity::find()
-            .filter(job::Column::CompanyId.eq(company))
-            .filter(job::Column::Title.eq(*title))
-            .one(&txn)
-            .await?
-        {
-            Some(existing) => existing.id,
-            None => {
-                created += 1;
-                job::ActiveModel {
-                    company_id: Set(company),
-                    title: Set((*title).into()),
-                    description: Set(format!("{title}: join us and build the future of hiring.")),
-                    published: Set(*published),
-                    created_at: Set(now),
-                    updated_at: Set(now),
-                    ..Default::default()
-                }
-                .insert(&txn)
-                .await?
-                .id
-            }
-        };
-        job_ids.push(id);
-    }
-
-    let profile_id = match talent_profile::Entity::find()
-        .filter(talent_profile::Column::IdentitiesUserId.eq(candidate))
-        .one(&txn)
-        .await?
-    {
-        Some(existing) => existing.id,
-        None => {
-            created += 1;
-            talent_profile::ActiveModel {
-                identities_user_id: Set(candidate),
-                headline: Set("Backend engineer who likes typed systems".into()),
+        let job = ensure(
+            &txn,
+            job::Entity::find()
+                .filter(job::Column::CompanyId.eq(company))
+                .filter(job::Column::Title.eq(*title)),
+            || job::ActiveModel {
+                company_id: Set(company),
+                title: Set((*title).into()),
+                description: Set(format!("{title}: join us and build the future of hiring.")),
+                published: Set(*published),
                 created_at: Set(now),
                 updated_at: Set(now),
                 ..Default::default()
-            }
-            .insert(&txn)
-            .await?
-            .id
-        }
-    };
+            },
+            &mut created,
+        )
+        .await?;
+        job_ids.push(job.id);
+    }
+
+    let profile_id = ensure(
+        &txn,
+        talent_profile::Entity::find()
+            .filter(talent_profile::Column::IdentitiesUserId.eq(candidate)),
+        || talent_profile::ActiveModel {
+            identities_user_id: Set(candidate),
+            headline: Set("Backend engineer who likes typed systems".into()),
+            created_at: Set(now),
+            updated_at: Set(now),
+            ..Default::default()
+        },
+        &mut created,
+    )
+    .await?
+    .id;
 
     for (name, issuer, issued_on) in [
         (
@@ -263,15 +256,12 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
             date(2024, 2, 1),
         ),
     ] {
-        if certificate::Entity::find()
-            .filter(certificate::Column::CareersUserProfileId.eq(profile_id))
-            .filter(certificate::Column::Name.eq(name))
-            .one(&txn)
-            .await?
-            .is_none()
-        {
-            created += 1;
-            certificate::ActiveModel {
+        ensure(
+            &txn,
+            certificate::Entity::find()
+                .filter(certificate::Column::CareersUserProfileId.eq(profile_id))
+                .filter(certificate::Column::Name.eq(name)),
+            || certificate::ActiveModel {
                 careers_user_profile_id: Set(profile_id),
                 name: Set(name.into()),
                 issuer: Set(Some(issuer.into())),
@@ -279,10 +269,10 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
                 created_at: Set(now),
                 updated_at: Set(now),
                 ..Default::default()
-            }
-            .insert(&txn)
-            .await?;
-        }
+            },
+            &mut created,
+        )
+        .await?;
     }
 
     for (job_title, company_name, started_on, ended_on) in [
@@ -294,15 +284,12 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
         ),
         ("Senior Backend Engineer", "Hooli", date(2022, 7, 1), None),
     ] {
-        if experience::Entity::find()
-            .filter(experience::Column::CareersUserProfileId.eq(profile_id))
-            .filter(experience::Column::JobTitle.eq(job_title))
-            .one(&txn)
-            .await?
-            .is_none()
-        {
-            created += 1;
-            experience::ActiveModel {
+        ensure(
+            &txn,
+            experience::Entity::find()
+                .filter(experience::Column::CareersUserProfileId.eq(profile_id))
+                .filter(experience::Column::JobTitle.eq(job_title)),
+            || experience::ActiveModel {
                 careers_user_profile_id: Set(profile_id),
                 job_title: Set(job_title.into()),
                 company_name: Set(Some(company_name.into())),
@@ -312,43 +299,37 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
                 created_at: Set(now),
                 updated_at: Set(now),
                 ..Default::default()
-            }
-            .insert(&txn)
-            .await?;
-        }
+            },
+            &mut created,
+        )
+        .await?;
     }
 
     for name in ["Rust", "PostgreSQL", "Kubernetes"] {
-        if skill::Entity::find()
-            .filter(skill::Column::CareersUserProfileId.eq(profile_id))
-            .filter(skill::Column::Name.eq(name))
-            .one(&txn)
-            .await?
-            .is_none()
-        {
-            created += 1;
-            skill::ActiveModel {
+        ensure(
+            &txn,
+            skill::Entity::find()
+                .filter(skill::Column::CareersUserProfileId.eq(profile_id))
+                .filter(skill::Column::Name.eq(name)),
+            || skill::ActiveModel {
                 careers_user_profile_id: Set(profile_id),
                 name: Set(name.into()),
                 created_at: Set(now),
                 updated_at: Set(now),
                 ..Default::default()
-            }
-            .insert(&txn)
-            .await?;
-        }
+            },
+            &mut created,
+        )
+        .await?;
     }
 
     let applied_job = job_ids[0];
-    if job_application::Entity::find()
-        .filter(job_application::Column::CareersJobId.eq(applied_job))
-        .filter(job_application::Column::CareersUserProfileId.eq(profile_id))
-        .one(&txn)
-        .await?
-        .is_none()
-    {
-        created += 1;
-        job_application::ActiveModel {
+    ensure(
+        &txn,
+        job_application::Entity::find()
+            .filter(job_application::Column::CareersJobId.eq(applied_job))
+            .filter(job_application::Column::CareersUserProfileId.eq(profile_id)),
+        || job_application::ActiveModel {
             careers_job_id: Set(applied_job),
             careers_user_profile_id: Set(profile_id),
             status: Set(db::careers::STATUS_SUBMITTED.into()),
@@ -356,10 +337,10 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
             created_at: Set(now),
             updated_at: Set(now),
             ..Default::default()
-        }
-        .insert(&txn)
-        .await?;
-    }
+        },
+        &mut created,
+    )
+    .await?;
 
     txn.commit().await?;
     Ok(created)

@@ -19,7 +19,9 @@ use super::entities::careers::{
 use super::entities::identities::user;
 use super::entities::org::company;
 use crate::error::ApiError;
-use crate::forms::careers::{ExperienceItem, JobApplicationForm, NestedItem, TalentProfileForm};
+use crate::forms::careers::{
+    CertificateItem, ExperienceItem, JobApplicationForm, NestedItem, SkillItem, TalentProfileForm,
+};
 use crate::forms::org::JobForm;
 use crate::forms::{IdRef, parse_date};
 use crate::views::careers::{
@@ -171,27 +173,7 @@ pub async fn update_profile(
             profile_id,
             "certificates",
             items,
-            |item, existing| {
-                let mut m: certificate::ActiveModel = match existing {
-                    Some(model) => model.into(),
-                    None => certificate::ActiveModel {
-                        careers_user_profile_id: Set(profile_id),
-                        created_at: Set(now),
-                        ..Default::default()
-                    },
-                };
-                if let Some(name) = &item.name {
-                    m.name = Set(name.clone());
-                }
-                if item.issuer.is_some() {
-                    m.issuer = Set(item.issuer.clone());
-                }
-                if let Some(date) = &item.issued_on {
-                    m.issued_on = Set(parse_date(date));
-                }
-                m.updated_at = Set(now);
-                m
-            },
+            |item, existing| certificate_model(item, existing, profile_id, now),
         )
         .await?;
     }
@@ -207,25 +189,61 @@ pub async fn update_profile(
     }
     if let Some(items) = &form.skills {
         sync_children::<skill::Entity, _>(&txn, profile_id, "skills", items, |item, existing| {
-            let mut m: skill::ActiveModel = match existing {
-                Some(model) => model.into(),
-                None => skill::ActiveModel {
-                    careers_user_profile_id: Set(profile_id),
-                    created_at: Set(now),
-                    ..Default::default()
-                },
-            };
-            if let Some(name) = &item.name {
-                m.name = Set(name.clone());
-            }
-            m.updated_at = Set(now);
-            m
+            skill_model(item, existing, profile_id, now)
         })
         .await?;
     }
     let view = profile_view(&txn, &updated).await?;
     txn.commit().await?;
     Ok(view)
+}
+
+fn certificate_model(
+    item: &CertificateItem,
+    existing: Option<certificate::Model>,
+    profile_id: i64,
+    now: DateTime<Utc>,
+) -> certificate::ActiveModel {
+    let mut m: certificate::ActiveModel = match existing {
+        Some(model) => model.into(),
+        None => certificate::ActiveModel {
+            careers_user_profile_id: Set(profile_id),
+            created_at: Set(now),
+            ..Default::default()
+        },
+    };
+    if let Some(name) = &item.name {
+        m.name = Set(name.clone());
+    }
+    if item.issuer.is_some() {
+        m.issuer = Set(item.issuer.clone());
+    }
+    if let Some(date) = &item.issued_on {
+        m.issued_on = Set(parse_date(date));
+    }
+    m.updated_at = Set(now);
+    m
+}
+
+fn skill_model(
+    item: &SkillItem,
+    existing: Option<skill::Model>,
+    profile_id: i64,
+    now: DateTime<Utc>,
+) -> skill::ActiveModel {
+    let mut m: skill::ActiveModel = match existing {
+        Some(model) => model.into(),
+        None => skill::ActiveModel {
+            careers_user_profile_id: Set(profile_id),
+            created_at: Set(now),
+            ..Default::default()
+        },
+    };
+    if let Some(name) = &item.name {
+        m.name = Set(name.clone());
+    }
+    m.updated_at = Set(now);
+    m
 }
 
 fn experience_model(
