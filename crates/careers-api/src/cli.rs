@@ -10,7 +10,6 @@ use crate::app::{self, AppState};
 use crate::areas::{ADMIN, USER};
 use crate::config::Config;
 use crate::db;
-use crate::db::DbErrorContext;
 use crate::password::Passwords;
 
 #[derive(Debug, Parser)]
@@ -210,11 +209,7 @@ async fn shutdown_signal() {
 }
 
 async fn migrate(config: Config) -> Result<(), String> {
-    let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
-        .await
-        .context_startup()
-        .map_err(|e| e.to_string())?;
-    db::migrate(&db).await.map_err(|e| e.to_string())?;
+    connected(&config).await?;
     println!("migrations applied");
     Ok(())
 }
@@ -237,6 +232,7 @@ fn check_email(email: &str) -> Result<(), String> {
         .map_err(|_| format!("not an e-mail address: {email:?}"))
 }
 
+/// Opens the database and applies pending migrations (every command that touches data does).
 async fn connected(config: &Config) -> Result<sea_orm::DatabaseConnection, String> {
     let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
         .await

@@ -175,34 +175,39 @@ impl From<StoreError> for ApiError {
 
 impl From<DbErr> for ApiError {
     fn from(error: DbErr) -> Self {
-        match &error {
-            DbErr::ConnectionAcquire(_) | DbErr::Conn(_) => {
-                tracing::error!(%error, "database unreachable: failing closed");
-                Self::Unavailable
-            }
-            DbErr::RecordNotFound(_) => Self::NotFound,
-            _ if is_connection_failure(&error) => {
-                tracing::error!(%error, "database unreachable: failing closed");
-                Self::Unavailable
-            }
-            _ => {
-                tracing::error!(%error, "database error");
-                Self::Internal
-            }
+        if let DbErr::RecordNotFound(_) = error {
+            return Self::NotFound;
+        }
+        if is_connection_failure(&error) {
+            tracing::error!(%error, "database unreachable: failing closed");
+            Self::Unavailable
+        } else {
+            tracing::error!(%error, "database error");
+            Self::Internal
         }
     }
 }
 
-/// sqlx reports a dropped connection as an I/O or protocol error inside a query error.
+/// Whether the database could not be reached, as opposed to a statement that failed: judged by
+/// the driver's error kind, never by the message text.
 fn is_connection_failure(error: &DbErr) -> bool {
-    let text = error.to_string().to_ascii_lowercase();
-    [
-        "connection",
-        "broken pipe",
-        "pool timed out",
-        "io error",
-        "timed out",
-    ]
-    .iter()
-    .any(|needle| text.contains(needle))
+    use sea_orm::RuntimeErr;
+    use sea_orm::sqlx::Error as Sqlx;
+    let runtime = match error {
+        DbErr::ConnectionAcquire(_) => return true,
+        DbErr::Conn(runtime) | DbErr::Exec(runtime) | DbErr::Query(runtime) => runtime,
+        _ => return false,
+    };
+    match runtime {
+        RuntimeErr::SqlxError(sqlx) => matches!(
+            **sqlx,
+            Sqlx::Io(_)
+                | Sqlx::Tls(_)
+                | Sqlx::Protocol(_)
+                | Sqlx::PoolTimedOut
+                | Sqlx::PoolClosed
+                | Sqlx::WorkerCrashed
+        ),
+        _ => matches!(error, DbErr::Conn(_)),
+    }
 }

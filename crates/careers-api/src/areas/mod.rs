@@ -39,6 +39,15 @@ pub const ADMIN: SessionContext = SessionContext {
     namespace: "team",
 };
 
+/// The user-context session of a request: every check of the engine (and CSRF on unsafe
+/// methods). The user areas add their own identity and profile checks on top.
+async fn user_session(parts: &Parts, state: &AppState) -> Result<Authenticated, ApiError> {
+    Ok(state
+        .sessions
+        .authenticate(&USER, &parts.method, &parts.headers)
+        .await?)
+}
+
 /// Authenticated user area: a valid `Identities::User` behind a `jwt_access` session.
 pub struct UserCtx {
     pub user: user::Model,
@@ -49,10 +58,7 @@ impl FromRequestParts<AppState> for UserCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let session = state
-            .sessions
-            .authenticate(&USER, &parts.method, &parts.headers)
-            .await?;
+        let session = user_session(parts, state).await?;
         // A session whose identity was deleted is over.
         let user = db::identities::find_user(&state.db, session.subject)
             .await?
@@ -94,10 +100,7 @@ impl FromRequestParts<AppState> for EmployerCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let session = state
-            .sessions
-            .authenticate(&USER, &parts.method, &parts.headers)
-            .await?;
+        let session = user_session(parts, state).await?;
         let (user, employer) = db::org::user_with_employer(&state.db, session.subject)
             .await?
             .ok_or(ApiError::SessionEnded)?;
@@ -120,10 +123,7 @@ impl FromRequestParts<AppState> for TalentCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let session = state
-            .sessions
-            .authenticate(&USER, &parts.method, &parts.headers)
-            .await?;
+        let session = user_session(parts, state).await?;
         let (user, profile) = db::careers::user_with_profile(&state.db, session.subject)
             .await?
             .ok_or(ApiError::SessionEnded)?;
