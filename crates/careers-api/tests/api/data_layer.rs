@@ -54,6 +54,53 @@ backend_tests! {
         assert!(app.state.db.execute_unprepared(insert).await.is_err());
     }
 
+    async fn no_response_joins_more_than_three_tables(backend) {
+        let app = TestApp::spawn(backend).await;
+        careers_api::seed::demo(&app.state.db, &app.state.passwords).await.unwrap();
+        let login = |ctx, email: &'static str, password: &'static str| {
+            let app = &app;
+            async move {
+                let response = app.login_raw(&ctx, email, password).await;
+                assert_eq!(response.status(), reqwest::StatusCode::CREATED, "{email}");
+                Creds::from_response(&ctx, &response)
+            }
+        };
+        use careers_api::areas::{ADMIN, USER};
+        let employer = login(USER, "employer@acme.example", "employer-password-1").await;
+        let candidate = login(USER, "candidate@example.com", "candidate-password-1").await;
+        let admin = login(ADMIN, "admin@example.com", "admin-password-1").await;
+        let start = app.sql_statements().len();
+        let reads: [(&Creds, &str); 13] = [
+            (&employer, "/org/user-profiles"),
+            (&employer, "/org/user-profiles/1"),
+            (&employer, "/org-user/careers/jobs"),
+            (&employer, "/org-user/careers/job_applications"),
+            (&employer, "/org-user/careers/job_applications/1"),
+            (&candidate, "/candidate/careers/job_applications"),
+            (&candidate, "/talent/careers/user_profile"),
+            (&candidate, "/marketplace/careers/jobs"),
+            (&candidate, "/marketplace/careers/jobs/1"),
+            (&admin, "/admin-user/identities/users"),
+            (&admin, "/admin-user/org/companies"),
+            (&admin, "/admin-user/org/user-profiles"),
+            (&admin, "/admin-user/org/user-profiles/1"),
+        ];
+        for (creds, path) in reads {
+            let response = creds
+                .with_cookies(app.request(reqwest::Method::GET, path))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(response.status(), reqwest::StatusCode::OK, "{path}");
+        }
+        let statements = app.sql_statements()[start..].to_vec();
+        assert!(statements.len() >= 13);
+        for sql in statements {
+            let joins = sql.to_uppercase().matches(" JOIN ").count();
+            assert!(joins <= 2, "{joins} joins (more than three tables): {sql}");
+        }
+    }
+
     async fn migrations_are_idempotent(backend) {
         let app = TestApp::spawn(backend).await;
         careers_api::db::migrate(&app.state.db).await.unwrap();

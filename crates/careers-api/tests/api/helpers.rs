@@ -59,6 +59,7 @@ pub struct TestApp {
     /// Environment given to `Config::from_lookup`, reused by CLI tests.
     pub env: HashMap<String, String>,
     statements: Arc<AtomicU64>,
+    sql: Arc<std::sync::Mutex<Vec<String>>>,
     sqlite_file: Option<std::path::PathBuf>,
 }
 
@@ -131,9 +132,11 @@ impl TestApp {
             .expect("app state");
         // Counts every SQL statement the application runs, for the N+1 tests.
         let statements = Arc::new(AtomicU64::new(0));
-        let counter = statements.clone();
-        state.db.set_metric_callback(move |_| {
+        let sql = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let (counter, log) = (statements.clone(), sql.clone());
+        state.db.set_metric_callback(move |info| {
             counter.fetch_add(1, Ordering::SeqCst);
+            log.lock().unwrap().push(info.statement.sql.clone());
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
@@ -149,6 +152,7 @@ impl TestApp {
             state,
             env,
             statements,
+            sql,
             sqlite_file,
         }
     }
@@ -156,6 +160,11 @@ impl TestApp {
     /// SQL statements run through the application's connection so far.
     pub fn statements(&self) -> u64 {
         self.statements.load(Ordering::SeqCst)
+    }
+
+    /// The SQL text of every statement the application ran so far.
+    pub fn sql_statements(&self) -> Vec<String> {
+        self.sql.lock().unwrap().clone()
     }
 
     pub fn url(&self, path: &str) -> String {

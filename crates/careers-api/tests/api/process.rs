@@ -186,6 +186,23 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
         .unwrap();
     assert_eq!(logout.status(), StatusCode::NO_CONTENT);
 
+    // Throttling: ten failures for an unknown account, then the eleventh attempt is refused.
+    for _ in 0..10 {
+        client
+            .post(url("/identities/sessions"))
+            .json(&json!({ "email": "ghost@example.com", "password": wrong_password }))
+            .send()
+            .await
+            .unwrap();
+    }
+    let throttled = client
+        .post(url("/identities/sessions"))
+        .json(&json!({ "email": "ghost@example.com", "password": wrong_password }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(throttled.status(), StatusCode::TOO_MANY_REQUESTS);
+
     let (_, log) = stop(&mut server);
     let secrets = [
         PASSWORD,
@@ -243,6 +260,15 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
     };
     assert!(warn("login failed"), "failed login logged");
     assert!(warn("CSRF check failed"), "CSRF failure logged");
+    // The throttled e-mail has no identity; the event names its context and reason.
+    let throttled = lines.iter().any(|l| {
+        l["level"] == "WARN" && l["message"] == "login throttled" && l["reason"] == "account"
+    });
+    assert!(throttled, "throttled login logged");
+    assert!(
+        !log.contains("ghost@example.com"),
+        "e-mails of throttled logins are not logged"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
