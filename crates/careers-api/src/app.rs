@@ -2,12 +2,11 @@
 
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderName, HeaderValue, Method, header};
+use axum::extract::DefaultBodyLimit;
+use axum::http::{HeaderName, Method, header};
 use axum::response::IntoResponse;
 use sea_orm::DatabaseConnection;
 use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
@@ -17,14 +16,9 @@ use sessions::{
 };
 use tower_http::catch_panic::CatchPanicLayer;
 use tower_http::cors::{AllowOrigin, CorsLayer};
-use tower_http::request_id::{
-    MakeRequestId, PropagateRequestIdLayer, RequestId, SetRequestIdLayer,
-};
-use tower_http::set_header::SetResponseHeaderLayer;
-use tower_http::trace::{DefaultOnResponse, TraceLayer};
-use tracing::Level;
 
 use crate::config::Config;
+use crate::edge::EdgeLayer;
 use crate::error::ApiError;
 use crate::extract::BODY_LIMIT;
 use crate::password::Passwords;
@@ -124,66 +118,12 @@ pub fn build_router(state: AppState) -> Router {
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .layer(cors)
-        .layer(SetResponseHeaderLayer::if_not_present(
-            header::CACHE_CONTROL,
-            HeaderValue::from_static("no-store"),
-        ))
-        .layer(SetResponseHeaderLayer::overriding(
-            header::X_CONTENT_TYPE_OPTIONS,
-            HeaderValue::from_static("nosniff"),
-        ))
-        .layer(
-            TraceLayer::new_for_http()
-                .make_span_with(|request: &Request| {
-                    let request_id = request
-                        .headers()
-                        .get(REQUEST_ID)
-                        .and_then(|v| v.to_str().ok())
-                        .unwrap_or("-");
-                    // The path only: query strings may carry personal data.
-                    tracing::info_span!(
-                        "request",
-                        method = %request.method(),
-                        path = %request.uri().path(),
-                        request_id,
-                    )
-                })
-                .on_response(DefaultOnResponse::new().level(Level::INFO)),
-        )
         .layer(CatchPanicLayer::custom(|_| {
             tracing::error!("handler panicked");
             ApiError::Internal.into_response()
         }))
-        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
-        .layer(SetRequestIdLayer::new(REQUEST_ID, Counter::default()))
+        .layer(EdgeLayer::new())
         .with_state(state)
-}
-
-const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
-
-/// Request ids `<process id in hex>-<counter>`: unique per process, cheap (no syscall, no RNG).
-#[derive(Clone)]
-struct Counter {
-    next: Arc<AtomicU64>,
-    process: Arc<str>,
-}
-
-impl Default for Counter {
-    fn default() -> Self {
-        Self {
-            next: Arc::default(),
-            process: format!("{:x}", std::process::id()).into(),
-        }
-    }
-}
-
-impl MakeRequestId for Counter {
-    fn make_request_id<B>(&mut self, _: &axum::http::Request<B>) -> Option<RequestId> {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        HeaderValue::from_str(&format!("{}-{n}", self.process))
-            .ok()
-            .map(RequestId::new)
-    }
 }
 
 /// Credentialed CORS for exact origins only, never `*` (the session engine's origin policy).

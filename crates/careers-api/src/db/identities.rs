@@ -4,7 +4,7 @@ use chrono::Utc;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set,
+    QueryFilter, QueryOrder, QuerySelect, Set, Statement,
 };
 
 use crate::db::entities::country;
@@ -36,8 +36,20 @@ pub async fn find_admin_by_email(
         .await?)
 }
 
+/// The user of a session: the hottest read (every user-context request), so its SQL is a
+/// constant instead of being built per request (docs/PERFORMANCE.md).
 pub async fn find_user(db: &DatabaseConnection, id: i64) -> Result<Option<user::Model>, ApiError> {
-    Ok(user::Entity::find_by_id(id).one(db).await?)
+    const SQL: &str = "SELECT id, country_id, email, password_digest, first_name, last_name, \
+                       phone_code, mobile, created_at, updated_at \
+                       FROM identities_users WHERE id = $1";
+    Ok(user::Entity::find()
+        .from_raw_sql(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            SQL,
+            [id.into()],
+        ))
+        .one(db)
+        .await?)
 }
 
 pub async fn find_admin(

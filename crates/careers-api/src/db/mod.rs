@@ -26,13 +26,18 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
             std::fs::create_dir_all(dir)
                 .map_err(|e| DbErr::Custom(format!("cannot create the SQLite folder: {e}")))?;
         }
-        options.max_connections(8).map_sqlx_sqlite_opts(|o| {
-            o.create_if_missing(true)
-                .foreign_keys(true)
-                .journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
-                .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
-                .busy_timeout(Duration::from_secs(5))
-        });
+        options
+            .max_connections(8)
+            .map_sqlx_sqlite_opts(|o| {
+                o.create_if_missing(true)
+                    .foreign_keys(true)
+                    .journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
+                    .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
+                    .busy_timeout(Duration::from_secs(5))
+            })
+            .map_sqlx_sqlite_pool_opts(|o| {
+                o.after_connect(|conn, _| Box::pin(sqlite::stable_query_plans(conn)))
+            });
     } else {
         options.max_connections(16);
         if let Some(schema) = schema {
@@ -44,6 +49,59 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
 
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
     Migrator::up(db, None).await
+}
+
+mod sqlite {
+    use std::ffi::c_int;
+
+    use sea_orm::sqlx::{self, SqliteConnection};
+
+    /// Turns on SQLite's query-planner stability guarantee for the connection.
+    ///
+    /// Since SQLite 3.47 a statement whose `LIMIT` or `OFFSET` is a bound parameter reads the
+    /// bound value while planning and is marked to be re-compiled whenever that parameter is
+    /// bound again, which is every execution: the ORM binds `LIMIT 1` for every single-row read
+    /// and `LIMIT ? OFFSET ?` for every page, so each request re-parsed its SQL (15 % of the
+    /// server's CPU in the profile, docs/PERFORMANCE.md). With the guarantee, prepared
+    /// statements stay compiled; the plans do not depend on limit values anyway.
+    pub async fn stable_query_plans(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
+        let mut handle = conn.lock_handle().await?;
+        let db = handle.as_raw_handle().as_ptr();
+        // SAFETY: `db` is the connection's live handle, held locked for the call; the op takes
+        // an int and a nullable out-pointer, as documented for SQLITE_DBCONFIG_ENABLE_QPSG.
+        let rc = unsafe {
+            libsqlite3_sys::sqlite3_db_config(
+                db,
+                libsqlite3_sys::SQLITE_DBCONFIG_ENABLE_QPSG,
+                1 as c_int,
+                std::ptr::null_mut::<c_int>(),
+            )
+        };
+        if rc == libsqlite3_sys::SQLITE_OK {
+            Ok(())
+        } else {
+            Err(sqlx::Error::Configuration(
+                format!("SQLite refused the query-planner stability guarantee ({rc})").into(),
+            ))
+        }
+    }
+
+    /// Whether the guarantee is on for `conn` (for the tests).
+    #[cfg(test)]
+    pub async fn query_plans_are_stable(conn: &mut SqliteConnection) -> bool {
+        let mut handle = conn.lock_handle().await.unwrap();
+        let mut on: c_int = -1;
+        // SAFETY: as above; a negative value only reads the setting into `on`.
+        unsafe {
+            libsqlite3_sys::sqlite3_db_config(
+                handle.as_raw_handle().as_ptr(),
+                libsqlite3_sys::SQLITE_DBCONFIG_ENABLE_QPSG,
+                -1 as c_int,
+                &mut on as *mut c_int,
+            );
+        }
+        on == 1
+    }
 }
 
 fn sqlite_parent_dir(url: &str) -> Option<&std::path::Path> {
@@ -67,5 +125,26 @@ pub trait DbErrorContext<T> {
 impl<T> DbErrorContext<T> for Result<T, DbErr> {
     fn context_startup(self) -> Result<T, crate::app::StartupError> {
         self.map_err(|e| crate::app::StartupError::Database(e.to_string()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[tokio::test]
+    async fn every_pooled_sqlite_connection_keeps_its_statements_compiled() {
+        let dir = std::env::temp_dir().join(format!("careers-qpsg-{}", std::process::id()));
+        let url = format!("sqlite://{}/db.sqlite", dir.display());
+        let db = super::connect(&url, None).await.unwrap();
+        let pool = db.get_sqlite_connection_pool();
+        // Several connections at once, so that more than the first one is checked.
+        let mut held = Vec::new();
+        for _ in 0..3 {
+            let mut conn = pool.acquire().await.unwrap();
+            assert!(super::sqlite::query_plans_are_stable(&mut conn).await);
+            held.push(conn);
+        }
+        drop(held);
+        db.close().await.unwrap();
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -94,6 +94,35 @@ backend_tests! {
         assert_eq!(body, serde_json::json!({"status": "ready", "database": "up", "token_store": "up"}));
     }
 
+    async fn every_response_carries_a_request_id_and_the_security_headers(backend) {
+        let app = TestApp::spawn(backend).await;
+        let mut seen = std::collections::HashSet::new();
+        for path in ["/health/live", "/no/such/route", "/identities/user/1"] {
+            let response = app.request(Method::GET, path).send().await.unwrap();
+            let headers = response.headers();
+            assert_eq!(headers["cache-control"], "no-store", "{path}");
+            assert_eq!(headers["x-content-type-options"], "nosniff", "{path}");
+            let id = headers["x-request-id"].to_str().unwrap().to_owned();
+            assert!(!id.is_empty() && seen.insert(id), "a fresh id for {path}");
+        }
+        let kept = app
+            .request(Method::GET, "/health/live")
+            .header("x-request-id", "from-the-balancer-1")
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(kept.headers()["x-request-id"], "from-the-balancer-1");
+        let long = "x".repeat(129);
+        let replaced = app
+            .request(Method::GET, "/health/live")
+            .header("x-request-id", &long)
+            .send()
+            .await
+            .unwrap();
+        let id = replaced.headers()["x-request-id"].to_str().unwrap();
+        assert!(id != long && !id.is_empty(), "an over-long client id is replaced");
+    }
+
     async fn session_responses_are_not_cached(backend) {
         let app = TestApp::spawn(backend).await;
         app.create_user("ada@example.com").await;
