@@ -124,6 +124,8 @@ async fn main() {
         Db::Sqlite(
             sqlx::sqlite::SqlitePoolOptions::new()
                 .max_connections(8)
+                // As careers-api: no liveness ping on an embedded file connection.
+                .test_before_acquire(false)
                 .connect(&url)
                 .await
                 .unwrap(),

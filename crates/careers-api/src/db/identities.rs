@@ -3,10 +3,11 @@
 use chrono::Utc;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set, Statement,
+    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
+    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement,
 };
 
+use crate::db::Columns;
 use crate::db::entities::country;
 use crate::db::entities::identities::{admin, user};
 use crate::error::ApiError;
@@ -36,20 +37,48 @@ pub async fn find_admin_by_email(
         .await?)
 }
 
+/// The columns of `identities_users u` in the order [`read_user`] decodes them.
+macro_rules! user_columns {
+    () => {
+        "u.id, u.country_id, u.email, u.password_digest, u.first_name, u.last_name, \
+         u.phone_code, u.mobile, u.created_at, u.updated_at"
+    };
+}
+pub(crate) use user_columns;
+
+pub(crate) fn read_user(cols: &mut Columns<'_>) -> Result<user::Model, DbErr> {
+    Ok(user::Model {
+        id: cols.next()?,
+        country_id: cols.next()?,
+        email: cols.next()?,
+        password_digest: cols.next()?,
+        first_name: cols.next()?,
+        last_name: cols.next()?,
+        phone_code: cols.next()?,
+        mobile: cols.next()?,
+        created_at: cols.next()?,
+        updated_at: cols.next()?,
+    })
+}
+
 /// The user of a session: the hottest read (every user-context request), so its SQL is a
 /// constant instead of being built per request (docs/PERFORMANCE.md).
 pub async fn find_user(db: &DatabaseConnection, id: i64) -> Result<Option<user::Model>, ApiError> {
-    const SQL: &str = "SELECT id, country_id, email, password_digest, first_name, last_name, \
-                       phone_code, mobile, created_at, updated_at \
-                       FROM identities_users WHERE id = $1";
-    Ok(user::Entity::find()
-        .from_raw_sql(Statement::from_sql_and_values(
+    const SQL: &str = concat!(
+        "SELECT ",
+        user_columns!(),
+        " FROM identities_users u WHERE u.id = $1"
+    );
+    let row = db
+        .query_one_raw(Statement::from_sql_and_values(
             db.get_database_backend(),
             SQL,
             [id.into()],
         ))
-        .one(db)
-        .await?)
+        .await?;
+    Ok(row
+        .map(|row| read_user(&mut Columns::new(&row)))
+        .transpose()?)
 }
 
 pub async fn find_admin(

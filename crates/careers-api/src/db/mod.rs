@@ -28,6 +28,9 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
         }
         options
             .max_connections(8)
+            // No liveness ping before each statement: an embedded file connection cannot be
+            // dropped by a server, and the ping is a thread hand-off per statement.
+            .test_before_acquire(false)
             .map_sqlx_sqlite_opts(|o| {
                 o.create_if_missing(true)
                     .foreign_keys(true)
@@ -45,6 +48,31 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
         }
     }
     Database::connect(options).await
+}
+
+/// Reads a row's columns in select-list order. The hot reads decode by position: the ORM's
+/// by-name decoding formats every column's name into a new string, per row
+/// (docs/PERFORMANCE.md).
+pub struct Columns<'a> {
+    row: &'a sea_orm::QueryResult,
+    next: usize,
+}
+
+impl<'a> Columns<'a> {
+    pub fn new(row: &'a sea_orm::QueryResult) -> Self {
+        Self { row, next: 0 }
+    }
+
+    pub fn next<T: sea_orm::TryGetable>(&mut self) -> Result<T, DbErr> {
+        let value = self.row.try_get_by(self.next);
+        self.next += 1;
+        value
+    }
+
+    /// Passes over `n` columns (a left-joined record that is absent).
+    pub fn skip(&mut self, n: usize) {
+        self.next += n;
+    }
 }
 
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {

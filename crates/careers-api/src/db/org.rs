@@ -4,11 +4,13 @@ use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
     FromQueryResult, JoinType, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, RelationTrait,
-    Select, Set, TransactionTrait,
+    Select, Set, Statement, TransactionTrait,
 };
 
+use super::Columns;
 use super::entities::identities::user;
 use super::entities::org::{company, user_profile as profile};
+use super::identities::{read_user, user_columns};
 use crate::error::ApiError;
 use crate::forms::IdRef;
 use crate::forms::org::OrgUserProfileForm;
@@ -36,12 +38,51 @@ pub async fn user_with_employer(
     db: &DatabaseConnection,
     user_id: i64,
 ) -> Result<Option<(user::Model, Option<(profile::Model, company::Model)>)>, ApiError> {
-    let found = user::Entity::find_by_id(user_id)
-        .find_also_related(profile::Entity)
-        .and_also_related(company::Entity)
-        .one(db)
-        .await?;
-    Ok(found.map(|(u, p, c)| (u, p.zip(c))))
+    // A constant statement decoded by position: this runs on every employer request
+    // (docs/PERFORMANCE.md). A user has at most one org profile (unique index).
+    const SQL: &str = concat!(
+        "SELECT ",
+        user_columns!(),
+        ", op.id, op.identities_user_id, op.company_id, op.title, op.created_at, op.updated_at, \
+         c.id, c.name, c.created_at, c.updated_at \
+         FROM identities_users u \
+         LEFT JOIN org_user_profiles op ON op.identities_user_id = u.id \
+         LEFT JOIN org_companies c ON c.id = op.company_id \
+         WHERE u.id = $1"
+    );
+    let Some(row) = db
+        .query_one_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            SQL,
+            [user_id.into()],
+        ))
+        .await?
+    else {
+        return Ok(None);
+    };
+    let mut cols = Columns::new(&row);
+    let user = read_user(&mut cols)?;
+    let employer = match cols.next::<Option<i64>>()? {
+        Some(id) => {
+            let profile = profile::Model {
+                id,
+                identities_user_id: cols.next()?,
+                company_id: cols.next()?,
+                title: cols.next()?,
+                created_at: cols.next()?,
+                updated_at: cols.next()?,
+            };
+            let company = company::Model {
+                id: cols.next()?,
+                name: cols.next()?,
+                created_at: cols.next()?,
+                updated_at: cols.next()?,
+            };
+            Some((profile, company))
+        }
+        None => None,
+    };
+    Ok(Some((user, employer)))
 }
 
 pub async fn list_companies(

@@ -74,7 +74,9 @@ pub struct ProfileChildren {
 pub struct TalentProfileView {
     pub id: i64,
     pub headline: String,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
     #[serde(flatten)]
     pub children: ProfileChildren,
@@ -98,7 +100,9 @@ pub struct ApplicationAttrs {
     pub id: i64,
     pub status: String,
     pub cover_letter: String,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -165,7 +169,9 @@ pub struct JobView {
     pub title: String,
     pub description: String,
     pub published: bool,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
     pub company: CompanyBrief,
 }
@@ -175,6 +181,7 @@ pub struct JobView {
 pub struct OwnApplication {
     pub id: i64,
     pub status: String,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
 }
 

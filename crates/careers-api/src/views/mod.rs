@@ -4,6 +4,7 @@
 pub mod careers;
 pub mod identities;
 pub mod org;
+mod timestamp;
 
 use chrono::{DateTime, SecondsFormat};
 use serde::{Deserialize, Serialize};

@@ -42,7 +42,9 @@ impl From<&company::Model> for CompanyBrief {
 pub struct CompanyView {
     pub id: i64,
     pub name: String,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -62,7 +64,9 @@ impl From<&company::Model> for CompanyView {
 pub struct OrgUserProfileView {
     pub id: i64,
     pub title: String,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "super::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
     pub identities_user: UserBrief,
     pub company: CompanyBrief,

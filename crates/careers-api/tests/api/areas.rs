@@ -406,6 +406,17 @@ backend_tests! {
         let filtered = ok(get(&app, &boss, &by_job).await).await;
         assert_eq!(ids(&filtered["careers_job_applications"]), [to_go], "{filtered}");
         assert_eq!(filtered["meta"]["total"], 1, "{filtered}");
+        // Pages: the total rides on every page, and past the last page it is counted apart,
+        // with and without the job filter.
+        let second = ok(get(&app, &boss, &format!("{path}?per_page=1&page=2")).await).await;
+        assert_eq!(ids(&second["careers_job_applications"]), [to_go], "{second}");
+        assert_eq!(second["meta"]["total"], 2, "{second}");
+        let past = ok(get(&app, &boss, &format!("{path}?per_page=1&page=5")).await).await;
+        assert_eq!(past["careers_job_applications"], json!([]), "{past}");
+        assert_eq!(past["meta"]["total"], 2, "{past}");
+        let past = ok(get(&app, &boss, &format!("{by_job}&per_page=1&page=3")).await).await;
+        assert_eq!(past["careers_job_applications"], json!([]), "{past}");
+        assert_eq!(past["meta"]["total"], 1, "{past}");
         // Filtering by another company's job never reveals its applications.
         let response = get(&app, &boss, &format!("{path}?careers_job_id={globex_job}")).await;
         let status = response.status();
