@@ -561,19 +561,19 @@ impl ApplicantRow {
         let mut cols = Columns::new(row);
         Ok(Self {
             application: ApplicationAttrs {
-                id: cols.next()?,
-                status: cols.next()?,
-                cover_letter: cols.next()?,
-                created_at: cols.next()?,
-                updated_at: cols.next()?,
+                id: cols.read()?,
+                status: cols.read()?,
+                cover_letter: cols.read()?,
+                created_at: cols.read()?,
+                updated_at: cols.read()?,
             },
-            profile_id: cols.next()?,
+            profile_id: cols.read()?,
             user: UserBrief {
-                id: cols.next()?,
-                first_name: cols.next()?,
-                last_name: cols.next()?,
+                id: cols.read()?,
+                first_name: cols.read()?,
+                last_name: cols.read()?,
             },
-            total: cols.next()?,
+            total: cols.read()?,
         })
     }
 }

@@ -48,16 +48,16 @@ pub(crate) use user_columns;
 
 pub(crate) fn read_user(cols: &mut Columns<'_>) -> Result<user::Model, DbErr> {
     Ok(user::Model {
-        id: cols.next()?,
-        country_id: cols.next()?,
-        email: cols.next()?,
-        password_digest: cols.next()?,
-        first_name: cols.next()?,
-        last_name: cols.next()?,
-        phone_code: cols.next()?,
-        mobile: cols.next()?,
-        created_at: cols.next()?,
-        updated_at: cols.next()?,
+        id: cols.read()?,
+        country_id: cols.read()?,
+        email: cols.read()?,
+        password_digest: cols.read()?,
+        first_name: cols.read()?,
+        last_name: cols.read()?,
+        phone_code: cols.read()?,
+        mobile: cols.read()?,
+        created_at: cols.read()?,
+        updated_at: cols.read()?,
     })
 }
 

@@ -63,7 +63,7 @@ impl<'a> Columns<'a> {
         Self { row, next: 0 }
     }
 
-    pub fn next<T: sea_orm::TryGetable>(&mut self) -> Result<T, DbErr> {
+    pub fn read<T: sea_orm::TryGetable>(&mut self) -> Result<T, DbErr> {
         let value = self.row.try_get_by(self.next);
         self.next += 1;
         value

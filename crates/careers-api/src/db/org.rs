@@ -62,21 +62,21 @@ pub async fn user_with_employer(
     };
     let mut cols = Columns::new(&row);
     let user = read_user(&mut cols)?;
-    let employer = match cols.next::<Option<i64>>()? {
+    let employer = match cols.read::<Option<i64>>()? {
         Some(id) => {
             let profile = profile::Model {
                 id,
-                identities_user_id: cols.next()?,
-                company_id: cols.next()?,
-                title: cols.next()?,
-                created_at: cols.next()?,
-                updated_at: cols.next()?,
+                identities_user_id: cols.read()?,
+                company_id: cols.read()?,
+                title: cols.read()?,
+                created_at: cols.read()?,
+                updated_at: cols.read()?,
             };
             let company = company::Model {
-                id: cols.next()?,
-                name: cols.next()?,
-                created_at: cols.next()?,
-                updated_at: cols.next()?,
+                id: cols.read()?,
+                name: cols.read()?,
+                created_at: cols.read()?,
+                updated_at: cols.read()?,
             };
             Some((profile, company))
         }

@@ -47,9 +47,9 @@ fn write(time: &DateTime<Utc>, buf: &mut [u8; 30]) -> Option<usize> {
     }
     let (fraction, width) = if nano == 0 {
         (0, 0)
-    } else if nano % 1_000_000 == 0 {
+    } else if nano.is_multiple_of(1_000_000) {
         (nano / 1_000_000, 3)
-    } else if nano % 1_000 == 0 {
+    } else if nano.is_multiple_of(1_000) {
         (nano / 1_000, 6)
     } else {
         (nano, 9)
