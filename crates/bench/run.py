@@ -9,6 +9,8 @@ measured in the same run. Runs are repeated and medians reported.
     python3 crates/bench/run.py                          # both pairs, 10 s per run, 3 repeats
     python3 crates/bench/run.py --pairs sqlite-memory --duration 3 --repeat 1   # quick
     python3 crates/bench/run.py --smoke                  # CI: a few seconds, prints the table
+    python3 crates/bench/run.py --reads-only --hold      # profiling: floor, GET, list; then
+                                                         # prints pids and cookies and waits
 
 PostgreSQL + Redis come from TEST_DATABASE_URL / TEST_REDIS_URL (default: the local ones).
 """
