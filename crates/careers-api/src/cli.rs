@@ -106,6 +106,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(error) => {
+            crate::logging::flush();
             eprintln!("{error}");
             return ExitCode::from(2);
         }
@@ -157,6 +158,8 @@ pub async fn run(cli: Cli) -> ExitCode {
     match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
+            // Pending log lines first, so that the output keeps its order.
+            crate::logging::flush();
             eprintln!("error: {message}");
             ExitCode::FAILURE
         }

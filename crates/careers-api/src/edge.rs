@@ -92,14 +92,16 @@ where
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
         let id = match request.headers().get(&REQUEST_ID) {
-            Some(id) if id.len() <= MAX_CLIENT_ID && id.to_str().is_ok() => id.clone(),
+            Some(id) if !id.is_empty() && id.len() <= MAX_CLIENT_ID && id.to_str().is_ok() => {
+                id.clone()
+            }
             _ => {
                 let id = self.ids.make();
                 request.headers_mut().insert(REQUEST_ID, id.clone());
                 id
             }
         };
-        let log = tracing::enabled!(target: ACCESS, tracing::Level::INFO).then(|| AccessLine {
+        let log = Some(AccessLine {
             method: request.method().clone(),
             // The path only: query strings may carry personal data (`?q=` an e-mail).
             path: request.uri().clone(),
@@ -140,16 +142,28 @@ where
         let this = self.project();
         let mut response = ready!(this.inner.poll(cx))?;
         let id = this.id.take().expect("polled after completion");
-        if let Some(line) = this.log.take() {
-            tracing::info!(
-                target: ACCESS,
-                method = line.method.as_str(),
-                path = line.path.path(),
-                status = response.status().as_u16(),
-                latency_us = line.started.elapsed().as_micros() as u64,
-                request_id = id.to_str().unwrap_or("-"),
-                "finished processing request"
-            );
+        let status = response.status();
+        macro_rules! access {
+            ($level:expr, $line:expr) => {
+                tracing::event!(
+                    target: ACCESS,
+                    $level,
+                    method = $line.method.as_str(),
+                    path = $line.path.path(),
+                    status = status.as_u16(),
+                    latency_us = $line.started.elapsed().as_micros() as u64,
+                    request_id = id.to_str().unwrap_or("-"),
+                    "finished processing request"
+                )
+            };
+        }
+        let line = this.log.take().expect("polled after completion");
+        if status.is_server_error() {
+            // A server error is logged at error level (and so written at once) even when info
+            // is filtered out: what tower-http's trace layer did with its "response failed".
+            access!(tracing::Level::ERROR, line);
+        } else {
+            access!(tracing::Level::INFO, line);
         }
         let headers = response.headers_mut();
         headers.insert(REQUEST_ID, id);
@@ -161,5 +175,97 @@ where
             HeaderValue::from_static("nosniff"),
         );
         Poll::Ready(Ok(response))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::{Arc, Mutex};
+
+    use axum::http::{Request, Response, StatusCode};
+    use tower::{Layer, ServiceExt, service_fn};
+
+    use super::{EdgeLayer, REQUEST_ID};
+
+    #[derive(Clone, Default)]
+    struct Captured(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Captured {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            self.0.lock().unwrap().extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    /// One request through the edge layer around a service answering `status`, logged at
+    /// `max_level`; the response and the JSON log lines.
+    async fn through_edge(
+        status: StatusCode,
+        request_id: Option<&str>,
+        max_level: tracing::Level,
+    ) -> (Response<String>, Vec<serde_json::Value>) {
+        let captured = Captured::default();
+        let writer = captured.clone();
+        let subscriber = tracing_subscriber::fmt()
+            .json()
+            .flatten_event(true)
+            .with_max_level(max_level)
+            .with_writer(move || writer.clone())
+            .finish();
+        let _guard = tracing::subscriber::set_default(subscriber);
+        let service = EdgeLayer::new().layer(service_fn(move |_: Request<String>| async move {
+            let mut response = Response::new(String::new());
+            *response.status_mut() = status;
+            Ok::<_, std::convert::Infallible>(response)
+        }));
+        let mut request = Request::get("/identities/user/1?q=someone@example.com");
+        if let Some(id) = request_id {
+            request = request.header(REQUEST_ID, id);
+        }
+        let response = service
+            .oneshot(request.body(String::new()).unwrap())
+            .await
+            .unwrap();
+        let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+        let lines = log
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (response, lines)
+    }
+
+    #[tokio::test]
+    async fn a_request_gets_one_info_line_without_its_query_string() {
+        let (response, lines) =
+            through_edge(StatusCode::OK, Some("lb-7"), tracing::Level::INFO).await;
+        assert_eq!(response.headers()[REQUEST_ID], "lb-7");
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        let line = &lines[0];
+        assert_eq!(line["level"], "INFO");
+        assert_eq!(line["path"], "/identities/user/1");
+        assert_eq!(line["status"], 200);
+        assert_eq!(line["request_id"], "lb-7");
+        assert!(!line.to_string().contains("someone"), "{line}");
+    }
+
+    #[tokio::test]
+    async fn server_errors_are_logged_at_error_even_when_info_is_off() {
+        let (_, lines) =
+            through_edge(StatusCode::SERVICE_UNAVAILABLE, None, tracing::Level::WARN).await;
+        assert_eq!(lines.len(), 1, "{lines:?}");
+        assert_eq!(lines[0]["level"], "ERROR");
+        assert_eq!(lines[0]["status"], 503);
+        let (_, lines) = through_edge(StatusCode::NOT_FOUND, None, tracing::Level::WARN).await;
+        assert!(lines.is_empty(), "client errors stay at info: {lines:?}");
+    }
+
+    #[tokio::test]
+    async fn an_empty_client_request_id_is_replaced() {
+        let (response, _) = through_edge(StatusCode::OK, Some(""), tracing::Level::INFO).await;
+        assert!(!response.headers()[REQUEST_ID].is_empty());
     }
 }

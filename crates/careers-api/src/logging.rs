@@ -6,7 +6,7 @@
 //! per request cost several percent of the server's CPU (docs/PERFORMANCE.md). Warn and error
 //! lines (security events, faults) are written at once, after whatever was pending, so the
 //! order of lines is kept. A process killed outright loses at most the last 100 ms of info
-//! lines; a graceful stop loses nothing (docs/DECISIONS.md 40).
+//! lines; a graceful stop, an error exit or a panic loses nothing (docs/DECISIONS.md 40).
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, OnceLock};
@@ -126,6 +126,13 @@ pub fn init() {
     } else {
         builder.init();
     }
+    // A panic's message goes straight to stderr: pending lines first, and none lost if the
+    // panic ends the process.
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = sink.flush();
+        previous(info);
+    }));
     std::thread::Builder::new()
         .name("log-flush".into())
         .spawn(move || {
