@@ -101,23 +101,25 @@ where
                 id
             }
         };
-        let log = Some(AccessLine {
+        let line = AccessLine {
+            id,
             method: request.method().clone(),
             // The path only: query strings may carry personal data (`?q=` an e-mail).
             path: request.uri().clone(),
             started: Instant::now(),
-        });
+        };
         EdgeFuture {
             inner: self.inner.call(request),
-            id: Some(id),
-            log,
+            line: Some(line),
         }
     }
 }
 
 const ACCESS: &str = "careers_api::access";
 
+/// What the response and its log line need from the request.
 struct AccessLine {
+    id: HeaderValue,
     method: Method,
     path: axum::http::Uri,
     started: Instant,
@@ -127,8 +129,8 @@ pin_project_lite::pin_project! {
     pub struct EdgeFuture<F> {
         #[pin]
         inner: F,
-        id: Option<HeaderValue>,
-        log: Option<AccessLine>,
+        // Taken when the response is ready.
+        line: Option<AccessLine>,
     }
 }
 
@@ -141,32 +143,31 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let mut response = ready!(this.inner.poll(cx))?;
-        let id = this.id.take().expect("polled after completion");
+        let line = this.line.take().expect("polled after completion");
         let status = response.status();
         macro_rules! access {
-            ($level:expr, $line:expr) => {
+            ($level:expr) => {
                 tracing::event!(
                     target: ACCESS,
                     $level,
-                    method = $line.method.as_str(),
-                    path = $line.path.path(),
+                    method = line.method.as_str(),
+                    path = line.path.path(),
                     status = status.as_u16(),
-                    latency_us = $line.started.elapsed().as_micros() as u64,
-                    request_id = id.to_str().unwrap_or("-"),
+                    latency_us = line.started.elapsed().as_micros() as u64,
+                    request_id = line.id.to_str().unwrap_or("-"),
                     "finished processing request"
                 )
             };
         }
-        let line = this.log.take().expect("polled after completion");
         if status.is_server_error() {
             // A server error is logged at error level (and so written at once) even when info
             // is filtered out: what tower-http's trace layer did with its "response failed".
-            access!(tracing::Level::ERROR, line);
+            access!(tracing::Level::ERROR);
         } else {
-            access!(tracing::Level::INFO, line);
+            access!(tracing::Level::INFO);
         }
         let headers = response.headers_mut();
-        headers.insert(REQUEST_ID, id);
+        headers.insert(REQUEST_ID, line.id);
         headers
             .entry(header::CACHE_CONTROL)
             .or_insert(HeaderValue::from_static("no-store"));
@@ -180,26 +181,11 @@ where
 
 #[cfg(test)]
 mod tests {
-    use std::io::Write;
-    use std::sync::{Arc, Mutex};
-
     use axum::http::{Request, Response, StatusCode};
     use tower::{Layer, ServiceExt, service_fn};
 
     use super::{EdgeLayer, REQUEST_ID};
-
-    #[derive(Clone, Default)]
-    struct Captured(Arc<Mutex<Vec<u8>>>);
-
-    impl Write for Captured {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().extend_from_slice(bytes);
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
+    use crate::logging::Captured;
 
     /// One request through the edge layer around a service answering `status`, logged at
     /// `max_level`; the response and the JSON log lines.
@@ -230,8 +216,8 @@ mod tests {
             .oneshot(request.body(String::new()).unwrap())
             .await
             .unwrap();
-        let log = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
-        let lines = log
+        let lines = captured
+            .text()
             .lines()
             .map(|l| serde_json::from_str(l).unwrap())
             .collect();

@@ -151,36 +151,47 @@ pub fn flush() {
     }
 }
 
+/// A writer that keeps what is written, one entry per `write`: the log tests' stand-in for
+/// stderr.
+#[cfg(test)]
+#[derive(Clone, Default)]
+pub(crate) struct Captured(std::sync::Arc<Mutex<Vec<Vec<u8>>>>);
+
+#[cfg(test)]
+impl Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().push(bytes.to_vec());
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+impl Captured {
+    /// Each `write`, in order.
+    pub(crate) fn writes(&self) -> Vec<String> {
+        let writes = self.0.lock().unwrap();
+        writes
+            .iter()
+            .map(|w| String::from_utf8(w.clone()).unwrap())
+            .collect()
+    }
+
+    /// Everything written.
+    pub(crate) fn text(&self) -> String {
+        self.writes().concat()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[derive(Clone, Default)]
-    struct Out(std::sync::Arc<Mutex<Vec<Vec<u8>>>>);
-
-    impl Write for Out {
-        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-            self.0.lock().unwrap().push(bytes.to_vec());
-            Ok(bytes.len())
-        }
-        fn flush(&mut self) -> std::io::Result<()> {
-            Ok(())
-        }
-    }
-
-    impl Out {
-        fn writes(&self) -> Vec<String> {
-            let writes = self.0.lock().unwrap();
-            writes
-                .iter()
-                .map(|w| String::from_utf8(w.clone()).unwrap())
-                .collect()
-        }
-    }
-
     #[test]
     fn info_lines_wait_for_a_batch_and_warn_lines_write_through_in_order() {
-        let out = Out::default();
+        let out = Captured::default();
         let sink = BatchedSink::new(out.clone());
         sink.write_line(b"info 1\n", false).unwrap();
         sink.write_line(b"info 2\n", false).unwrap();
@@ -195,7 +206,7 @@ mod tests {
 
     #[test]
     fn a_full_batch_is_written_without_waiting() {
-        let out = Out::default();
+        let out = Captured::default();
         let sink = BatchedSink::new(out.clone());
         let line = [b'x'; 1000];
         let below = HIGH_WATER / line.len();
@@ -210,8 +221,9 @@ mod tests {
 
     #[test]
     fn the_subscriber_picks_the_writer_by_level() {
-        let out = Out::default();
-        let sink: &'static BatchedSink<Out> = Box::leak(Box::new(BatchedSink::new(out.clone())));
+        let out = Captured::default();
+        let sink: &'static BatchedSink<Captured> =
+            Box::leak(Box::new(BatchedSink::new(out.clone())));
         let subscriber = tracing_subscriber::fmt().with_writer(sink).finish();
         tracing::subscriber::with_default(subscriber, || {
             tracing::info!("an access line");

@@ -4,6 +4,7 @@
 //! per association, so a list costs the same number of statements whatever its length.
 
 use std::collections::HashMap;
+use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
@@ -618,22 +619,26 @@ pub async fn employer_applications(
     page: u64,
     per_page: u64,
 ) -> Result<(Vec<EmployerApplicationItem>, u64), ApiError> {
-    let (filter, mut values) = match job_id {
+    const JOB_FILTER: &str = " AND a.careers_job_id = $2";
+    // The two page statements, written once: without and with the job filter.
+    static PAGES: LazyLock<[String; 2]> = LazyLock::new(|| {
+        [
+            applications_to_company("", " ORDER BY a.id LIMIT $2 OFFSET $3"),
+            applications_to_company(JOB_FILTER, " ORDER BY a.id LIMIT $3 OFFSET $4"),
+        ]
+    });
+    let (filter, page_sql, mut values) = match job_id {
         Some(job_id) => (
-            " AND a.careers_job_id = $2",
+            JOB_FILTER,
+            &PAGES[1],
             vec![company_id.into(), job_id.into()],
         ),
-        None => ("", vec![company_id.into()]),
+        None => ("", &PAGES[0], vec![company_id.into()]),
     };
     let n = values.len();
-    let tail = format!(" ORDER BY a.id LIMIT ${} OFFSET ${}", n + 1, n + 2);
     values.extend([per_page.into(), ((page - 1) * per_page).into()]);
     let rows = db
-        .query_all_raw(statement(
-            db,
-            applications_to_company(filter, &tail),
-            values.clone(),
-        ))
+        .query_all_raw(statement(db, page_sql.clone(), values.clone()))
         .await?
         .iter()
         .map(ApplicantRow::read)

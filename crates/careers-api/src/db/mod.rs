@@ -68,11 +68,6 @@ impl<'a> Columns<'a> {
         self.next += 1;
         value
     }
-
-    /// Passes over `n` columns (a left-joined record that is absent).
-    pub fn skip(&mut self, n: usize) {
-        self.next += n;
-    }
 }
 
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
