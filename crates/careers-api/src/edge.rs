@@ -197,8 +197,7 @@ mod tests {
         let captured = Captured::default();
         let writer = captured.clone();
         let subscriber = tracing_subscriber::fmt()
-            .json()
-            .flatten_event(true)
+            .event_format(crate::logging::JsonLines)
             .with_max_level(max_level)
             .with_writer(move || writer.clone())
             .finish();

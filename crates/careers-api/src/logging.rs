@@ -8,6 +8,10 @@
 //! order of lines is kept. A process killed outright loses at most the last 100 ms of info
 //! lines; a graceful stop, an error exit or a panic loses nothing (docs/DECISIONS.md 40).
 
+mod json;
+
+pub(crate) use json::JsonLines;
+
 use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
@@ -117,12 +121,7 @@ pub fn init() {
         .with_writer(sink)
         .with_ansi(std::io::stderr().is_terminal());
     if json {
-        builder
-            .json()
-            .flatten_event(true)
-            .with_current_span(true)
-            .with_span_list(false)
-            .init();
+        builder.event_format(JsonLines).init();
     } else {
         builder.init();
     }

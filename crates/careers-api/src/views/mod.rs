@@ -4,7 +4,7 @@
 pub mod careers;
 pub mod identities;
 pub mod org;
-mod timestamp;
+pub(crate) mod timestamp;
 
 use chrono::{DateTime, SecondsFormat};
 use serde::{Deserialize, Serialize};

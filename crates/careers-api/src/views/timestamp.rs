@@ -18,7 +18,9 @@ pub fn serialize<S: Serializer>(time: &DateTime<Utc>, serializer: S) -> Result<S
     }
 }
 
-fn write(time: &DateTime<Utc>, buf: &mut [u8; 30]) -> Option<usize> {
+/// Writes `time` into `buf` as chrono's serde format does; `None` for years outside 0..=9999
+/// and leap seconds. Also the log lines' timestamp (`crate::logging`).
+pub(crate) fn write(time: &DateTime<Utc>, buf: &mut [u8; 30]) -> Option<usize> {
     let year = time.year();
     let nano = time.nanosecond();
     if !(0..=9999).contains(&year) || nano >= 1_000_000_000 {
