@@ -4,21 +4,20 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Router;
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, Request};
 use axum::http::{HeaderName, Method, header};
-use axum::response::IntoResponse;
+use axum::{Router, ServiceExt};
 use sea_orm::DatabaseConnection;
 use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
 use sessions::{
     AnyStore, Clock, CookieDomain, CookiePolicy, OriginPolicy, SameSite, SessionEngine,
     SessionTimes, TokenKeys,
 };
-use tower_http::catch_panic::CatchPanicLayer;
-use tower_http::cors::{AllowOrigin, CorsLayer};
+use tower::ServiceBuilder;
+use tower_http::cors::{AllowOrigin, Cors, CorsLayer};
 
 use crate::config::Config;
-use crate::edge::EdgeLayer;
+use crate::edge::{Edge, EdgeLayer};
 use crate::error::ApiError;
 use crate::extract::BODY_LIMIT;
 use crate::password::Passwords;
@@ -110,20 +109,24 @@ pub fn cookie_policy(config: &Config) -> CookiePolicy {
     }
 }
 
-pub fn build_router(state: AppState) -> Router {
+/// The service `serve` runs: the router inside the edge layer (request id, headers, access
+/// line, panics) and CORS. They wrap the router instead of being added with `Router::layer`,
+/// which puts a copy into every route's service, and axum clones the route's service for each
+/// request; wrapped outside, they are cloned once per connection (docs/PERFORMANCE.md).
+pub type App = Edge<Cors<Router>>;
+
+pub fn build_router(state: AppState) -> App {
     let cors = cors_layer(state.sessions.origins().clone());
     let (router, _) = crate::openapi::router().split_for_parts();
-    router
+    let router = router
         .fallback(|| async { ApiError::NoRoute })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
-        .layer(cors)
-        .layer(CatchPanicLayer::custom(|_| {
-            tracing::error!("handler panicked");
-            ApiError::Internal.into_response()
-        }))
+        .with_state(state);
+    ServiceBuilder::new()
         .layer(EdgeLayer::new())
-        .with_state(state)
+        .layer(cors)
+        .service(router)
 }
 
 /// Credentialed CORS for exact origins only, never `*` (the session engine's origin policy).
@@ -150,12 +153,12 @@ fn cors_layer(origins: OriginPolicy) -> CorsLayer {
 /// Serves until `shutdown` resolves; in-flight requests finish, new connections are refused.
 pub async fn serve(
     listener: tokio::net::TcpListener,
-    router: Router,
+    app: App,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     axum::serve(
         listener,
-        router.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        ServiceExt::<Request>::into_make_service_with_connect_info::<std::net::SocketAddr>(app),
     )
     .with_graceful_shutdown(shutdown)
     .await

@@ -87,7 +87,7 @@ impl Fixture {
             let router = app::build_router(self.app.state.clone());
             let response = router.oneshot(request).await.unwrap();
             let status = response.status();
-            let body = axum::body::to_bytes(response.into_body(), 1 << 20)
+            let body = axum::body::to_bytes(Body::new(response.into_body()), 1 << 20)
                 .await
                 .unwrap();
             prop_assert!(
