@@ -138,6 +138,13 @@ struct Escaped<'a, W>(&'a mut W);
 
 impl<W: fmt::Write> fmt::Write for Escaped<'_, W> {
     fn write_str(&mut self, s: &str) -> fmt::Result {
+        // Most values need no escape: one pass that the compiler vectorises, then one write.
+        let needs_escape = s.bytes().fold(false, |any, b| {
+            any | (b < 0x20) | (b == b'"') | (b == b'\\')
+        });
+        if !needs_escape {
+            return self.0.write_str(s);
+        }
         let mut plain = 0;
         for (i, byte) in s.bytes().enumerate() {
             let escape = match byte {
