@@ -230,6 +230,14 @@ def run_pair(name, args, work):
                     f.write(f"{jar['jwt_access']} {jar['CSRF_TOKEN']}\n")
             record("refresh", measure(api.pid, api_port, d, path="/identities/sessions/current",
                                       method="PATCH", connections=16, sessions=sessions_file))
+            # The host's own ceiling: one argon2id hash on the server's core, with nothing else
+            # running there. Login can approach 1000 / hash_ms per core, never exceed it.
+            cost = json.loads(subprocess.run(
+                ["taskset", "-c", "0", os.path.join(TARGET, "argon2_cost"), "20"],
+                capture_output=True, text=True, check=True).stdout)
+            record("argon2 ceiling (1 core)", {"rps": cost["ceiling_per_s"], "p50_ms": cost["hash_ms"],
+                                               "p99_ms": cost["hash_ms"], "cpu": float("nan"),
+                                               "statuses": {}})
             record("login", measure(api.pid, api_port, d, path="/identities/sessions", method="POST",
                                     connections=4, body={"email": "plain@example.com",
                                                          "password": "plain-password-1"}))
@@ -247,7 +255,7 @@ def run_pair(name, args, work):
             storm_result = json.loads(storm.communicate()[0])
             storm_result["cpu"] = float("nan")
             record("reads during login storm", during)
-            record(f"login storm @{4 * capacity:.0f}/s", storm_result)
+            record("login storm @4× login rate", storm_result)
         if args.hold:
             hold = os.path.join(work, "hold")
             open(hold, "w").close()
@@ -297,9 +305,12 @@ def table(all_results, args):
         idle_p99 = median(results["reads idle @1000/s"], "p99_ms")
         storm_p99 = median(results["reads during login storm"], "p99_ms")
         logins = median(results["login"], "rps")
+        ceiling = median(results["argon2 ceiling (1 core)"], "rps")
         verdicts += [
             (pair, "authenticated GET ≥ 0.9× floor", f"{get_ratio:.2f}×", get_ratio >= 0.9),
-            (pair, "login ≥ 40/s per core", f"{logins:.0f}/s", logins >= 40),
+            (pair, "login ≥ 40/s per core",
+             f"{logins:.0f}/s ({logins / ceiling:.0%} of this host's argon2 ceiling, {ceiling:.0f}/s)",
+             logins >= 40),
             (pair, "reads p99 during login storm ≤ 2× idle", f"{storm_p99:.2f} / {idle_p99:.2f} ms",
              storm_p99 <= 2 * idle_p99),
             (pair, "job_applications list ≥ 0.5× single-row GET", f"{list_ratio:.2f}×", list_ratio >= 0.5),

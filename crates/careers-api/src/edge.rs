@@ -229,6 +229,9 @@ mod tests {
             .with_writer(move || writer.clone())
             .finish();
         let _guard = tracing::subscriber::set_default(subscriber);
+        // Tests run in parallel, each with its own subscriber: a callsite first reached while
+        // no subscriber that wants it was alive is cached as disabled. Recompute under ours.
+        tracing::callsite::rebuild_interest_cache();
         let service = EdgeLayer::new().layer(service_fn(move |_: Request<String>| async move {
             if status == StatusCode::IM_A_TEAPOT {
                 panic!("a handler bug");
@@ -301,6 +304,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_panic_while_the_handler_future_is_made_answers_500() {
+        // A subscriber, so that this test cannot leave the panic line's callsite disabled.
+        let _guard = tracing::subscriber::set_default(tracing_subscriber::fmt().finish());
         let service = EdgeLayer::new().layer(tower::service_fn(|_: Request<Body>| {
             panic!("before any future");
             #[allow(unreachable_code)]

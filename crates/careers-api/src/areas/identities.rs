@@ -99,7 +99,7 @@ async fn show_user(ctx: UserCtx, Path(id): Path<i64>) -> Result<Json<UserView>, 
     if id != ctx.user.id {
         return Err(ApiError::NotFound);
     }
-    Ok(Json(UserView::from(&ctx.user)))
+    Ok(Json(ctx.user))
 }
 
 #[utoipa::path(
@@ -133,7 +133,7 @@ async fn update_user(
         return Err(ApiError::NotFound);
     }
     form.validate()?;
-    let user = db::identities::update_user(&state.db, ctx.user, form).await?;
+    let user = db::identities::update_user(&state.db, ctx.user.id, form).await?;
     Ok(Json(UserView::from(&user)))
 }
 

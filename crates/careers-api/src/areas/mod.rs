@@ -20,6 +20,7 @@ use crate::db::entities::careers;
 use crate::db::entities::identities::{admin, user};
 use crate::db::entities::org::{company, user_profile as org_profile};
 use crate::error::ApiError;
+use crate::views::identities::UserView;
 
 /// The user context: candidate, employer and marketplace frontends.
 pub const USER: SessionContext = SessionContext {
@@ -50,7 +51,7 @@ async fn user_session(parts: &Parts, state: &AppState) -> Result<Authenticated, 
 
 /// Authenticated user area: a valid `Identities::User` behind a `jwt_access` session.
 pub struct UserCtx {
-    pub user: user::Model,
+    pub user: UserView,
     pub session: Authenticated,
 }
 
@@ -60,7 +61,7 @@ impl FromRequestParts<AppState> for UserCtx {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let session = user_session(parts, state).await?;
         // A session whose identity was deleted is over.
-        let user = db::identities::find_user(&state.db, session.subject)
+        let user = db::identities::find_session_user(&state.db, session.subject)
             .await?
             .ok_or(ApiError::SessionEnded)?;
         Ok(Self { user, session })
@@ -136,7 +137,7 @@ impl FromRequestParts<AppState> for TalentCtx {
 /// anonymous. A missing, invalid or expired cookie is anonymous, not an error; a store or
 /// database fault still fails closed.
 pub struct MarketplaceCtx {
-    pub user: Option<user::Model>,
+    pub user: Option<UserView>,
 }
 
 impl FromRequestParts<AppState> for MarketplaceCtx {
@@ -148,7 +149,7 @@ impl FromRequestParts<AppState> for MarketplaceCtx {
             .identify(&USER, &parts.method, &parts.headers)
             .await?
         {
-            Some(session) => db::identities::find_user(&state.db, session.subject).await?,
+            Some(session) => db::identities::find_session_user(&state.db, session.subject).await?,
             None => None,
         };
         Ok(Self { user })

@@ -61,7 +61,9 @@ impl Principal for UserPrincipal {
     }
 
     async fn exists(state: &AppState, id: i64) -> Result<bool, ApiError> {
-        Ok(db::identities::find_user(&state.db, id).await?.is_some())
+        Ok(db::identities::find_session_user(&state.db, id)
+            .await?
+            .is_some())
     }
 }
 

@@ -181,6 +181,12 @@ mod tests {
         let builder = tracing_subscriber::fmt()
             .with_writer(move || writer.clone())
             .with_max_level(tracing::Level::TRACE);
+        // Tests run in parallel, each with its own subscriber: recompute the callsites' cached
+        // interest under this one before emitting (see the edge layer's tests).
+        let emit = || {
+            tracing::callsite::rebuild_interest_cache();
+            emit();
+        };
         if ours {
             tracing::subscriber::with_default(builder.event_format(JsonLines).finish(), emit);
         } else {
