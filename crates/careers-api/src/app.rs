@@ -1,4 +1,5 @@
-//! Application state and the router shared by `serve` and the tests.
+//! Application state, and the service (the router inside its layers) shared by `serve` and
+//! the tests.
 
 use std::future::Future;
 use std::sync::Arc;
@@ -115,7 +116,7 @@ pub fn cookie_policy(config: &Config) -> CookiePolicy {
 /// request; wrapped outside, they are cloned once per connection (docs/PERFORMANCE.md).
 pub type App = Edge<Cors<Router>>;
 
-pub fn build_router(state: AppState) -> App {
+pub fn build_app(state: AppState) -> App {
     let cors = cors_layer(state.sessions.origins().clone());
     let (router, _) = crate::openapi::router().split_for_parts();
     let router = router

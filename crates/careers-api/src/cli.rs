@@ -184,7 +184,7 @@ async fn serve(config: Config) -> Result<(), String> {
         .await
         .map_err(|e| format!("cannot listen on {bind_addr}: {e}"))?;
     tracing::info!(%bind_addr, env = state.config.env.name(), "listening");
-    app::serve(listener, app::build_router(state), shutdown_signal())
+    app::serve(listener, app::build_app(state), shutdown_signal())
         .await
         .map_err(|e| e.to_string())
 }

@@ -61,9 +61,7 @@ impl Principal for UserPrincipal {
     }
 
     async fn exists(state: &AppState, id: i64) -> Result<bool, ApiError> {
-        Ok(db::identities::find_session_user(&state.db, id)
-            .await?
-            .is_some())
+        db::identities::user_exists(&state.db, id).await
     }
 }
 

@@ -93,6 +93,20 @@ pub async fn find_session_user(
     Ok(row.map(|row| read(&mut Columns::new(&row))).transpose()?)
 }
 
+/// Whether the user still exists (a refresh of a user session): one constant statement that
+/// decodes nothing.
+pub async fn user_exists(db: &DatabaseConnection, id: i64) -> Result<bool, ApiError> {
+    const SQL: &str = "SELECT 1 FROM identities_users WHERE id = $1";
+    let row = db
+        .query_one_raw(Statement::from_sql_and_values(
+            db.get_database_backend(),
+            SQL,
+            [id.into()],
+        ))
+        .await?;
+    Ok(row.is_some())
+}
+
 pub async fn find_admin(
     db: &DatabaseConnection,
     id: i64,

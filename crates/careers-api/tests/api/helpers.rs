@@ -140,8 +140,8 @@ impl TestApp {
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());
-        let router = app::build_router(state.clone());
-        tokio::spawn(app::serve(listener, router, std::future::pending()));
+        let service = app::build_app(state.clone());
+        tokio::spawn(app::serve(listener, service, std::future::pending()));
         TestApp {
             base,
             client: reqwest::Client::builder()

@@ -84,8 +84,8 @@ impl Fixture {
         self.runtime.block_on(async {
             let before_rows = snapshot(&self.app).await;
             let before_session = self.app.record(&self.creds).await;
-            let router = app::build_router(self.app.state.clone());
-            let response = router.oneshot(request).await.unwrap();
+            let service = app::build_app(self.app.state.clone());
+            let response = service.oneshot(request).await.unwrap();
             let status = response.status();
             let body = axum::body::to_bytes(Body::new(response.into_body()), 1 << 20)
                 .await
