@@ -18,7 +18,6 @@ use crate::app::AppState;
 use crate::db;
 use crate::db::entities::careers;
 use crate::db::entities::identities::{admin, user};
-use crate::db::entities::org::{company, user_profile as org_profile};
 use crate::error::ApiError;
 use crate::views::identities::UserView;
 
@@ -90,11 +89,9 @@ impl FromRequestParts<AppState> for AdminCtx {
 }
 
 /// Employer area (`/org`, `/org-user`): a user with an employer (org) profile. Hands the handler
-/// the profile and its company, the scope of everything the employer sees.
+/// the profile's company, the scope of everything the employer sees.
 pub struct EmployerCtx {
-    pub user: user::Model,
-    pub profile: org_profile::Model,
-    pub company: company::Model,
+    pub company_id: i64,
 }
 
 impl FromRequestParts<AppState> for EmployerCtx {
@@ -102,15 +99,11 @@ impl FromRequestParts<AppState> for EmployerCtx {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let session = user_session(parts, state).await?;
-        let (user, employer) = db::org::user_with_employer(&state.db, session.subject)
+        let company_id = db::org::employer_company(&state.db, session.subject)
             .await?
-            .ok_or(ApiError::SessionEnded)?;
-        let (profile, company) = employer.ok_or(ApiError::Forbidden)?;
-        Ok(Self {
-            user,
-            profile,
-            company,
-        })
+            .ok_or(ApiError::SessionEnded)?
+            .ok_or(ApiError::Forbidden)?;
+        Ok(Self { company_id })
     }
 }
 

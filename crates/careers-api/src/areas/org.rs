@@ -33,7 +33,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
 }
 
 fn scope(ctx: &EmployerCtx) -> Scope {
-    Scope::Company(ctx.company.id)
+    Scope::Company(ctx.company_id)
 }
 
 #[utoipa::path(
@@ -185,7 +185,7 @@ async fn list_jobs(
 ) -> Result<Json<CareersJobList>, ApiError> {
     let (page, per_page) = params.resolve()?;
     let (rows, total) =
-        db::careers::company_jobs(&state.db, ctx.company.id, page, per_page).await?;
+        db::careers::company_jobs(&state.db, ctx.company_id, page, per_page).await?;
     Ok(Json(CareersJobList {
         careers_jobs: rows,
         meta: Meta::new(page, per_page, total),
@@ -218,7 +218,7 @@ async fn create_job(
     Form(form): Form<JobForm>,
 ) -> Result<(StatusCode, Json<CareersJobOne>), ApiError> {
     form.validate_create()?;
-    let view = db::careers::create_job(&state.db, ctx.company.id, form).await?;
+    let view = db::careers::create_job(&state.db, ctx.company_id, form).await?;
     Ok((
         StatusCode::CREATED,
         Json(CareersJobOne { careers_jobs: view }),
@@ -253,7 +253,7 @@ async fn update_job(
     Form(form): Form<JobForm>,
 ) -> Result<Json<CareersJobOne>, ApiError> {
     form.validate_update()?;
-    let view = db::careers::update_job(&state.db, ctx.company.id, id, form).await?;
+    let view = db::careers::update_job(&state.db, ctx.company_id, id, form).await?;
     Ok(Json(CareersJobOne { careers_jobs: view }))
 }
 
@@ -297,7 +297,7 @@ async fn list_applications(
     .resolve()?;
     let (rows, total) = db::careers::employer_applications(
         &state.db,
-        ctx.company.id,
+        ctx.company_id,
         params.careers_job_id,
         page,
         per_page,
@@ -330,7 +330,7 @@ async fn show_application(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<Json<EmployerApplicationOne>, ApiError> {
-    let detail = db::careers::employer_application(&state.db, ctx.company.id, id)
+    let detail = db::careers::employer_application(&state.db, ctx.company_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(Json(EmployerApplicationOne {

@@ -38,30 +38,6 @@ pub async fn find_admin_by_email(
         .await?)
 }
 
-/// The columns of `identities_users u` in the order [`read_user`] decodes them.
-macro_rules! user_columns {
-    () => {
-        "u.id, u.country_id, u.email, u.password_digest, u.first_name, u.last_name, \
-         u.phone_code, u.mobile, u.created_at, u.updated_at"
-    };
-}
-pub(crate) use user_columns;
-
-pub(crate) fn read_user(cols: &mut Columns<'_>) -> Result<user::Model, DbErr> {
-    Ok(user::Model {
-        id: cols.read()?,
-        country_id: cols.read()?,
-        email: cols.read()?,
-        password_digest: cols.read()?,
-        first_name: cols.read()?,
-        last_name: cols.read()?,
-        phone_code: cols.read()?,
-        mobile: cols.read()?,
-        created_at: cols.read()?,
-        updated_at: cols.read()?,
-    })
-}
-
 /// The user of a session, as the user areas use it: the hottest read (every user-context
 /// request). Its SQL is a constant instead of being built per request, and it reads only the
 /// columns of [`UserView`]: not the password digest or the timestamps, which no user-area

@@ -10,7 +10,6 @@ use sea_orm::{
 use super::Columns;
 use super::entities::identities::user;
 use super::entities::org::{company, user_profile as profile};
-use super::identities::{read_user, user_columns};
 use crate::error::ApiError;
 use crate::forms::IdRef;
 use crate::forms::org::OrgUserProfileForm;
@@ -32,57 +31,29 @@ impl Scope {
     }
 }
 
-/// A user with their org profile and its company, if any: the employer area check in one
-/// statement (three tables joined).
-pub async fn user_with_employer(
+/// The employer area check in one statement: `None` when the user does not exist (their session
+/// is over), `Some(None)` when they have no org profile, and `Some(Some(company_id))` for an
+/// employer. Every employer request runs it, and the handlers scope everything by the company
+/// id alone, so it reads that one value rather than the user's, the profile's and the company's
+/// rows (docs/PERFORMANCE.md, session 4). A user has at most one org profile (unique index),
+/// and the profile's foreign key guarantees its company.
+pub async fn employer_company(
     db: &DatabaseConnection,
     user_id: i64,
-) -> Result<Option<(user::Model, Option<(profile::Model, company::Model)>)>, ApiError> {
-    // A constant statement decoded by position: this runs on every employer request
-    // (docs/PERFORMANCE.md). A user has at most one org profile (unique index).
-    const SQL: &str = concat!(
-        "SELECT ",
-        user_columns!(),
-        ", op.id, op.identities_user_id, op.company_id, op.title, op.created_at, op.updated_at, \
-         c.id, c.name, c.created_at, c.updated_at \
-         FROM identities_users u \
-         LEFT JOIN org_user_profiles op ON op.identities_user_id = u.id \
-         LEFT JOIN org_companies c ON c.id = op.company_id \
-         WHERE u.id = $1"
-    );
-    let Some(row) = db
+) -> Result<Option<Option<i64>>, ApiError> {
+    const SQL: &str = "SELECT op.company_id FROM identities_users u \
+                       LEFT JOIN org_user_profiles op ON op.identities_user_id = u.id \
+                       WHERE u.id = $1";
+    let row = db
         .query_one_raw(Statement::from_sql_and_values(
             db.get_database_backend(),
             SQL,
             [user_id.into()],
         ))
-        .await?
-    else {
-        return Ok(None);
-    };
-    let mut cols = Columns::new(&row);
-    let user = read_user(&mut cols)?;
-    let employer = match cols.read::<Option<i64>>()? {
-        Some(id) => {
-            let profile = profile::Model {
-                id,
-                identities_user_id: cols.read()?,
-                company_id: cols.read()?,
-                title: cols.read()?,
-                created_at: cols.read()?,
-                updated_at: cols.read()?,
-            };
-            let company = company::Model {
-                id: cols.read()?,
-                name: cols.read()?,
-                created_at: cols.read()?,
-                updated_at: cols.read()?,
-            };
-            Some((profile, company))
-        }
-        None => None,
-    };
-    Ok(Some((user, employer)))
+        .await?;
+    Ok(row
+        .map(|row| Columns::new(&row).read::<Option<i64>>())
+        .transpose()?)
 }
 
 pub async fn list_companies(

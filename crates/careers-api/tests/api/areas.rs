@@ -2,6 +2,7 @@
 //! and the employer's company scope (CONTRACT §4, §5).
 
 use reqwest::{Method, StatusCode};
+use sea_orm::EntityTrait;
 use serde_json::{Value, json};
 
 use crate::backend_tests;
@@ -192,6 +193,26 @@ backend_tests! {
             let response = post(&app, creds, "/candidate/careers/job_applications",
                                 &json!({"careers_job": {"id": 1}})).await;
             expect_error(response, StatusCode::FORBIDDEN, "forbidden").await;
+        }
+    }
+
+    async fn employer_area_ends_the_session_of_a_deleted_user(backend) {
+        let app = TestApp::spawn(backend).await;
+        let acme = company(&app, "Acme").await;
+        let (boss_id, org_profile_id, boss) =
+            employer_with_profile(&app, "boss@acme.example", acme).await;
+        ok(get(&app, &boss, EMPLOYER_READS[2]).await).await;
+        // The user goes away (their org profile first, its foreign key restricts): the area
+        // check finds no user and ends the session (401), rather than calling them a
+        // non-employer (403).
+        delete_org_profile(&app, org_profile_id).await;
+        careers_api::db::entities::identities::user::Entity::delete_by_id(boss_id)
+            .exec(&app.state.db)
+            .await
+            .unwrap();
+        for path in EMPLOYER_READS {
+            let response = get(&app, &boss, path).await;
+            expect_error(response, StatusCode::UNAUTHORIZED, "session_ended").await;
         }
     }
 
