@@ -3,13 +3,13 @@
 use chrono::Utc;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, DbErr,
-    EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Statement, Unchanged,
+    ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, DbErr, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Unchanged,
 };
 
-use crate::db::Columns;
 use crate::db::entities::country;
 use crate::db::entities::identities::{admin, user};
+use crate::db::{Columns, row_by_id};
 use crate::error::ApiError;
 use crate::views::identities::UserView;
 
@@ -48,13 +48,7 @@ pub async fn find_session_user(
 ) -> Result<Option<UserView>, ApiError> {
     const SQL: &str = "SELECT u.id, u.country_id, u.email, u.first_name, u.last_name, \
                        u.phone_code, u.mobile FROM identities_users u WHERE u.id = $1";
-    let row = db
-        .query_one_raw(Statement::from_sql_and_values(
-            db.get_database_backend(),
-            SQL,
-            [id.into()],
-        ))
-        .await?;
+    let row = row_by_id(db, SQL, id).await?;
     let read = |cols: &mut Columns<'_>| -> Result<UserView, DbErr> {
         Ok(UserView {
             id: cols.read()?,
@@ -73,13 +67,7 @@ pub async fn find_session_user(
 /// decodes nothing.
 pub async fn user_exists(db: &DatabaseConnection, id: i64) -> Result<bool, ApiError> {
     const SQL: &str = "SELECT 1 FROM identities_users WHERE id = $1";
-    let row = db
-        .query_one_raw(Statement::from_sql_and_values(
-            db.get_database_backend(),
-            SQL,
-            [id.into()],
-        ))
-        .await?;
+    let row = row_by_id(db, SQL, id).await?;
     Ok(row.is_some())
 }
 

@@ -70,6 +70,21 @@ impl<'a> Columns<'a> {
     }
 }
 
+/// The row, if any, of a hot read: a constant statement whose one parameter (`$1`) is an id.
+pub async fn row_by_id(
+    db: &DatabaseConnection,
+    sql: &'static str,
+    id: i64,
+) -> Result<Option<sea_orm::QueryResult>, DbErr> {
+    use sea_orm::ConnectionTrait;
+    db.query_one_raw(sea_orm::Statement::from_sql_and_values(
+        db.get_database_backend(),
+        sql,
+        [id.into()],
+    ))
+    .await
+}
+
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
     Migrator::up(db, None).await
 }

@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
     FromQueryResult, JoinType, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, RelationTrait,
-    Select, Set, Statement, TransactionTrait,
+    Select, Set, TransactionTrait,
 };
 
 use super::Columns;
@@ -44,13 +44,7 @@ pub async fn employer_company(
     const SQL: &str = "SELECT op.company_id FROM identities_users u \
                        LEFT JOIN org_user_profiles op ON op.identities_user_id = u.id \
                        WHERE u.id = $1";
-    let row = db
-        .query_one_raw(Statement::from_sql_and_values(
-            db.get_database_backend(),
-            SQL,
-            [user_id.into()],
-        ))
-        .await?;
+    let row = super::row_by_id(db, SQL, user_id).await?;
     Ok(row
         .map(|row| Columns::new(&row).read::<Option<i64>>())
         .transpose()?)
