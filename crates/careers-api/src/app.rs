@@ -26,7 +26,7 @@ use crate::{db, db::DbErrorContext};
 
 #[derive(Clone)]
 pub struct AppState {
-    pub db: DatabaseConnection,
+    pub db: db::Db,
     pub sessions: Arc<SessionEngine>,
     pub passwords: Arc<Passwords>,
     pub config: Arc<Config>,
@@ -68,7 +68,7 @@ impl AppState {
         );
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
-            db,
+            db: db::Db::new(db),
             sessions: Arc::new(engine),
             passwords: Passwords::new(cores),
             config: Arc::new(config),

@@ -87,7 +87,7 @@ async fn show_profile(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<Json<OrgUserProfileView>, ApiError> {
-    db::org::find_profile(&state.db, scope(&ctx), id)
+    db::org::find_profile(&*state.db, scope(&ctx), id)
         .await?
         .map(Json)
         .ok_or(ApiError::NotFound)

@@ -38,7 +38,7 @@ async fn show_profile(
     ctx: TalentCtx,
     State(state): State<AppState>,
 ) -> Result<Json<CareersUserProfileOne>, ApiError> {
-    let view = db::careers::profile_view(&state.db, &ctx.profile).await?;
+    let view = db::careers::profile_view(&*state.db, &ctx.profile).await?;
     Ok(Json(CareersUserProfileOne {
         careers_user_profiles: view,
     }))

@@ -151,7 +151,7 @@ async fn show_profile(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<Json<OrgUserProfileOne>, ApiError> {
-    let view = db::org::find_profile(&state.db, Scope::All, id)
+    let view = db::org::find_profile(&*state.db, Scope::All, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(Json(OrgUserProfileOne {

@@ -10,15 +10,15 @@ use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
     FromQueryResult, JoinType, ModelTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
-    RelationTrait, Select, Set, Statement, TransactionTrait,
+    RelationTrait, Select, Set, TransactionTrait,
 };
 
-use super::Columns;
 use super::entities::careers::{
     certificate, experience, job, job_application as application, skill, user_profile as profile,
 };
 use super::entities::identities::user;
 use super::entities::org::company;
+use super::{Columns, Db, FromRow, HotRow};
 use crate::error::ApiError;
 use crate::forms::careers::{
     CertificateItem, ExperienceItem, JobApplicationForm, NestedItem, SkillItem, TalentProfileForm,
@@ -557,9 +557,8 @@ struct ApplicantRow {
     total: i64,
 }
 
-impl ApplicantRow {
-    fn read(row: &sea_orm::QueryResult) -> Result<Self, sea_orm::DbErr> {
-        let mut cols = Columns::new(row);
+impl FromRow for ApplicantRow {
+    fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sea_orm::sqlx::Error> {
         Ok(Self {
             application: ApplicationAttrs {
                 id: cols.read()?,
@@ -608,56 +607,42 @@ fn applications_selection(filters: &str) -> String {
     )
 }
 
-fn statement(db: &DatabaseConnection, sql: String, values: Vec<sea_orm::Value>) -> Statement {
-    Statement::from_sql_and_values(db.get_database_backend(), sql, values)
-}
-
 pub async fn employer_applications(
-    db: &DatabaseConnection,
+    db: &Db,
     company_id: i64,
     job_id: Option<i64>,
     page: u64,
     per_page: u64,
 ) -> Result<(Vec<EmployerApplicationItem>, u64), ApiError> {
     const JOB_FILTER: &str = " AND a.careers_job_id = $2";
-    // The two page statements, written once: without and with the job filter.
+    // The statements, written once: the page and the count past the last page, each without
+    // and with the job filter.
     static PAGES: LazyLock<[String; 2]> = LazyLock::new(|| {
         [
             applications_to_company("", " ORDER BY a.id LIMIT $2 OFFSET $3"),
             applications_to_company(JOB_FILTER, " ORDER BY a.id LIMIT $3 OFFSET $4"),
         ]
     });
-    let (filter, page_sql, mut values) = match job_id {
-        Some(job_id) => (
-            JOB_FILTER,
-            &PAGES[1],
-            vec![company_id.into(), job_id.into()],
-        ),
-        None => ("", &PAGES[0], vec![company_id.into()]),
-    };
-    let n = values.len();
-    values.extend([per_page.into(), ((page - 1) * per_page).into()]);
-    let rows = db
-        .query_all_raw(statement(db, page_sql.clone(), values.clone()))
-        .await?
-        .iter()
-        .map(ApplicantRow::read)
-        .collect::<Result<Vec<_>, _>>()?;
+    static COUNTS: LazyLock<[String; 2]> = LazyLock::new(|| {
+        ["", JOB_FILTER].map(|filter| {
+            format!(
+                "SELECT COUNT(*) AS total FROM {}",
+                applications_selection(filter)
+            )
+        })
+    });
+    let filtered = usize::from(job_id.is_some());
+    let mut binds: Vec<i64> = [Some(company_id), job_id].into_iter().flatten().collect();
+    let n = binds.len();
+    binds.extend([per_page as i64, ((page - 1) * per_page) as i64]);
+    let rows: Vec<ApplicantRow> = db.fetch_all(PAGES[filtered].as_str(), &binds).await?;
     let total = match rows.first() {
         Some(row) => row.total as u64,
         // Past the last page there is no row to report the total on.
-        None if page > 1 => {
-            values.truncate(n);
-            let sql = format!(
-                "SELECT COUNT(*) AS total FROM {}",
-                applications_selection(filter)
-            );
-            db.query_one_raw(statement(db, sql, values))
-                .await?
-                .map(|row| row.try_get::<i64>("", "total"))
-                .transpose()?
-                .unwrap_or(0) as u64
-        }
+        None if page > 1 => db
+            .fetch_optional::<i64>(COUNTS[filtered].as_str(), &binds[..n])
+            .await?
+            .unwrap_or(0) as u64,
         None => 0,
     };
     let items = rows
@@ -674,22 +659,18 @@ pub async fn employer_applications(
 }
 
 pub async fn employer_application(
-    db: &DatabaseConnection,
+    db: &Db,
     company_id: i64,
     id: i64,
 ) -> Result<Option<EmployerApplicationDetail>, ApiError> {
+    static SQL: LazyLock<String> = LazyLock::new(|| applications_to_company(" AND a.id = $2", ""));
     let Some(row) = db
-        .query_one_raw(statement(
-            db,
-            applications_to_company(" AND a.id = $2", ""),
-            vec![company_id.into(), id.into()],
-        ))
+        .fetch_optional::<ApplicantRow>(SQL.as_str(), &[company_id, id])
         .await?
     else {
         return Ok(None);
     };
-    let row = ApplicantRow::read(&row)?;
-    let mut children = children_of(db, &[row.profile_id]).await?;
+    let mut children = children_of(&**db, &[row.profile_id]).await?;
     Ok(Some(EmployerApplicationDetail {
         application: row.application,
         career_user_profile: ApplicantDetail {

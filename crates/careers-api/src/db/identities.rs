@@ -3,13 +3,13 @@
 use chrono::Utc;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, DbErr, EntityTrait,
-    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set, Unchanged,
+    ActiveModelTrait, ColumnTrait, Condition, DatabaseConnection, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set, Unchanged,
 };
 
 use crate::db::entities::country;
 use crate::db::entities::identities::{admin, user};
-use crate::db::{Columns, row_by_id};
+use crate::db::{Columns, Db, FromRow, HotRow};
 use crate::error::ApiError;
 use crate::views::identities::UserView;
 
@@ -42,15 +42,15 @@ pub async fn find_admin_by_email(
 /// request). Its SQL is a constant instead of being built per request, and it reads only the
 /// columns of [`UserView`]: not the password digest or the timestamps, which no user-area
 /// handler needs and which cost a copy and two date parses per request (docs/PERFORMANCE.md).
-pub async fn find_session_user(
-    db: &DatabaseConnection,
-    id: i64,
-) -> Result<Option<UserView>, ApiError> {
+pub async fn find_session_user(db: &Db, id: i64) -> Result<Option<UserView>, ApiError> {
     const SQL: &str = "SELECT u.id, u.country_id, u.email, u.first_name, u.last_name, \
                        u.phone_code, u.mobile FROM identities_users u WHERE u.id = $1";
-    let row = row_by_id(db, SQL, id).await?;
-    let read = |cols: &mut Columns<'_>| -> Result<UserView, DbErr> {
-        Ok(UserView {
+    Ok(db.fetch_optional(SQL, &[id]).await?)
+}
+
+impl FromRow for UserView {
+    fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sea_orm::sqlx::Error> {
+        Ok(Self {
             id: cols.read()?,
             country_id: cols.read()?,
             email: cols.read()?,
@@ -59,16 +59,14 @@ pub async fn find_session_user(
             phone_code: cols.read()?,
             mobile: cols.read()?,
         })
-    };
-    Ok(row.map(|row| read(&mut Columns::new(&row))).transpose()?)
+    }
 }
 
 /// Whether the user still exists (a refresh of a user session): one constant statement that
-/// decodes nothing.
-pub async fn user_exists(db: &DatabaseConnection, id: i64) -> Result<bool, ApiError> {
-    const SQL: &str = "SELECT 1 FROM identities_users WHERE id = $1";
-    let row = row_by_id(db, SQL, id).await?;
-    Ok(row.is_some())
+/// decodes one integer (the id: a literal `1` would be a 4-byte integer on PostgreSQL).
+pub async fn user_exists(db: &Db, id: i64) -> Result<bool, ApiError> {
+    const SQL: &str = "SELECT id FROM identities_users WHERE id = $1";
+    Ok(db.fetch_optional::<i64>(SQL, &[id]).await?.is_some())
 }
 
 pub async fn find_admin(

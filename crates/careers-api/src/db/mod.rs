@@ -2,6 +2,7 @@
 
 pub mod careers;
 pub mod entities;
+mod hot;
 pub mod identities;
 pub mod migrations;
 pub mod org;
@@ -11,6 +12,7 @@ use std::time::Duration;
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
 use sea_orm_migration::MigratorTrait;
 
+pub use hot::{Columns, Db, FromRow, HotRow};
 pub use migrations::Migrator;
 
 /// Opens the database of `url`. SQLite gets foreign keys, WAL and a busy timeout, and its file
@@ -48,41 +50,6 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
         }
     }
     Database::connect(options).await
-}
-
-/// Reads a row's columns in select-list order. The hot reads decode by position: the ORM's
-/// by-name decoding formats every column's name into a new string, per row
-/// (docs/PERFORMANCE.md).
-pub struct Columns<'a> {
-    row: &'a sea_orm::QueryResult,
-    next: usize,
-}
-
-impl<'a> Columns<'a> {
-    pub fn new(row: &'a sea_orm::QueryResult) -> Self {
-        Self { row, next: 0 }
-    }
-
-    pub fn read<T: sea_orm::TryGetable>(&mut self) -> Result<T, DbErr> {
-        let value = self.row.try_get_by(self.next);
-        self.next += 1;
-        value
-    }
-}
-
-/// The row, if any, of a hot read: a constant statement whose one parameter (`$1`) is an id.
-pub async fn row_by_id(
-    db: &DatabaseConnection,
-    sql: &'static str,
-    id: i64,
-) -> Result<Option<sea_orm::QueryResult>, DbErr> {
-    use sea_orm::ConnectionTrait;
-    db.query_one_raw(sea_orm::Statement::from_sql_and_values(
-        db.get_database_backend(),
-        sql,
-        [id.into()],
-    ))
-    .await
 }
 
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {

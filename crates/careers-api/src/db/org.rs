@@ -7,7 +7,7 @@ use sea_orm::{
     Select, Set, TransactionTrait,
 };
 
-use super::Columns;
+use super::Db;
 use super::entities::identities::user;
 use super::entities::org::{company, user_profile as profile};
 use crate::error::ApiError;
@@ -37,17 +37,11 @@ impl Scope {
 /// id alone, so it reads that one value rather than the user's, the profile's and the company's
 /// rows (docs/PERFORMANCE.md, session 4). A user has at most one org profile (unique index),
 /// and the profile's foreign key guarantees its company.
-pub async fn employer_company(
-    db: &DatabaseConnection,
-    user_id: i64,
-) -> Result<Option<Option<i64>>, ApiError> {
+pub async fn employer_company(db: &Db, user_id: i64) -> Result<Option<Option<i64>>, ApiError> {
     const SQL: &str = "SELECT op.company_id FROM identities_users u \
                        LEFT JOIN org_user_profiles op ON op.identities_user_id = u.id \
                        WHERE u.id = $1";
-    let row = super::row_by_id(db, SQL, user_id).await?;
-    Ok(row
-        .map(|row| Columns::new(&row).read::<Option<i64>>())
-        .transpose()?)
+    Ok(db.fetch_optional(SQL, &[user_id]).await?)
 }
 
 pub async fn list_companies(

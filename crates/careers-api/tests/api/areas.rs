@@ -207,7 +207,7 @@ backend_tests! {
         // non-employer (403).
         delete_org_profile(&app, org_profile_id).await;
         careers_api::db::entities::identities::user::Entity::delete_by_id(boss_id)
-            .exec(&app.state.db)
+            .exec(&*app.state.db)
             .await
             .unwrap();
         for path in EMPLOYER_READS {

@@ -34,7 +34,7 @@ backend_tests! {
     async fn the_database_enforces_case_insensitive_unique_emails(backend) {
         let app = TestApp::spawn(backend).await;
         app.create_user("ada@example.com").await;
-        let db = &app.state.db;
+        let db = &*app.state.db;
         let insert = "INSERT INTO identities_users \
             (country_id, email, password_digest, first_name, last_name, phone_code, mobile, created_at, updated_at) \
             VALUES (1, 'ADA@EXAMPLE.COM', 'x', 'a', 'b', 'c', 'd', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)";

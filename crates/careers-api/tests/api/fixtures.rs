@@ -37,7 +37,7 @@ pub async fn plain_user(app: &TestApp, email: &str, first_name: &str, last_name:
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(&app.state.db)
+    .insert(&*app.state.db)
     .await
     .unwrap()
     .id
@@ -50,7 +50,7 @@ pub async fn rename_user(app: &TestApp, user_id: i64, first_name: &str, last_nam
         last_name: Set(last_name.into()),
         ..Default::default()
     }
-    .update(&app.state.db)
+    .update(&*app.state.db)
     .await
     .unwrap();
 }
@@ -63,7 +63,7 @@ pub async fn company(app: &TestApp, name: &str) -> i64 {
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(&app.state.db)
+    .insert(&*app.state.db)
     .await
     .unwrap()
     .id
@@ -79,7 +79,7 @@ pub async fn org_profile(app: &TestApp, user_id: i64, company_id: i64, title: &s
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(&app.state.db)
+    .insert(&*app.state.db)
     .await
     .unwrap()
     .id
@@ -87,7 +87,7 @@ pub async fn org_profile(app: &TestApp, user_id: i64, company_id: i64, title: &s
 
 pub async fn delete_org_profile(app: &TestApp, id: i64) {
     org::user_profile::Entity::delete_by_id(id)
-        .exec(&app.state.db)
+        .exec(&*app.state.db)
         .await
         .unwrap();
 }
@@ -101,7 +101,7 @@ pub async fn talent_profile(app: &TestApp, user_id: i64, headline: &str) -> i64 
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(&app.state.db)
+    .insert(&*app.state.db)
     .await
     .unwrap()
     .id
@@ -119,7 +119,7 @@ pub async fn certificate(app: &TestApp, profile_id: i64, name: &str) -> i64 {
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(&app.state.db)
+    .insert(&*app.state.db)
     .await
     .unwrap()
     .id
@@ -139,7 +139,7 @@ pub async fn experience(app: &TestApp, profile_id: i64, job_title: &str) -> i64 
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(&app.state.db)
+    .insert(&*app.state.db)
     .await
     .unwrap()
     .id
@@ -154,7 +154,7 @@ pub async fn skill(app: &TestApp, profile_id: i64, name: &str) -> i64 {
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(&app.state.db)
+    .insert(&*app.state.db)
     .await
     .unwrap()
     .id
@@ -171,7 +171,7 @@ pub async fn job(app: &TestApp, company_id: i64, title: &str, published: bool) -
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(&app.state.db)
+    .insert(&*app.state.db)
     .await
     .unwrap()
     .id
@@ -189,7 +189,7 @@ pub async fn application(app: &TestApp, job_id: i64, profile_id: i64) -> i64 {
         updated_at: Set(now),
         ..Default::default()
     }
-    .insert(&app.state.db)
+    .insert(&*app.state.db)
     .await
     .unwrap()
     .id

@@ -134,9 +134,9 @@ impl TestApp {
         let statements = Arc::new(AtomicU64::new(0));
         let sql = Arc::new(std::sync::Mutex::new(Vec::new()));
         let (counter, log) = (statements.clone(), sql.clone());
-        state.db.set_metric_callback(move |info| {
+        state.db.observe_statements(move |sql| {
             counter.fetch_add(1, Ordering::SeqCst);
-            log.lock().unwrap().push(info.statement.sql.clone());
+            log.lock().unwrap().push(sql.to_owned());
         });
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let base = format!("http://{}", listener.local_addr().unwrap());

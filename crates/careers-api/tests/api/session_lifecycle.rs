@@ -338,8 +338,8 @@ mod deleted_identity {
         async fn a_deleted_users_session_cannot_be_refreshed_or_used(backend) {
             let app = TestApp::spawn(backend).await;
             let (id, creds) = app.user_session("ada@example.com").await;
-            let model = user::Entity::find_by_id(id).one(&app.state.db).await.unwrap().unwrap();
-            model.delete(&app.state.db).await.unwrap();
+            let model = user::Entity::find_by_id(id).one(&*app.state.db).await.unwrap().unwrap();
+            model.delete(&*app.state.db).await.unwrap();
             let refresh = app.refresh(&creds).await;
             assert!(set_cookies(&refresh).is_empty(), "no fresh cookies for a deleted identity");
             assert_error(refresh, StatusCode::UNAUTHORIZED, "session_ended").await;

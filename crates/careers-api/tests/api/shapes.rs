@@ -150,6 +150,8 @@ backend_tests! {
                    "last_name": "Lovelace", "phone_code": "+44", "mobile": "7700900123"})
         );
         let path = format!("/identities/user/{id}");
+        let (statements, _) = measure(&app, &ada, &path).await;
+        assert_eq!(statements, 1, "the session's user is the record: one statement");
         let body = ok(patch(&app, &ada, &path, &json!({"first_name": "Augusta"})).await).await;
         assert_eq!(keys(&body), USER_KEYS, "PATCH is bare too: {body}");
         assert_eq!(body["first_name"], "Augusta", "{body}");
@@ -557,6 +559,8 @@ backend_tests! {
         ok(get(&app, &boss, path).await).await;
         let (one_row, body) = measure(&app, &boss, path).await;
         assert_eq!(items(&body["careers_job_applications"]).len(), 1);
+        // Counted exactly, so that a statement the count does not see cannot pass as constant.
+        assert_eq!(one_row, 2, "the employer check, then the page with its total");
         for n in 1..50 {
             let (_, profile_id) = silent_candidate(&app, &format!("c{n}@example.com")).await;
             application(&app, job_id, profile_id).await;

@@ -1,0 +1,190 @@
+//! The database handle, and the hot reads that run on its sqlx pool directly.
+//!
+//! Everything goes through SeaORM except the statements that run on every request of an area
+//! or page the service is measured on: the session's user, the employer check and the
+//! employer's application list. Those are constant SQL, run on the same pool that SeaORM holds
+//! (same connections, settings and PostgreSQL schema) without SeaORM's statement wrapper,
+//! which cost about a tenth of an authenticated GET (docs/PERFORMANCE.md, session 4). Their
+//! rows are decoded by position, written once for both backends ([`FromRow`]).
+
+use std::ops::Deref;
+use std::sync::Arc;
+
+use sea_orm::sqlx::postgres::PgRow;
+use sea_orm::sqlx::sqlite::SqliteRow;
+use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type};
+use sea_orm::{DatabaseConnection, DbBackend, DbErr, RuntimeErr};
+
+type Observer = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// SeaORM's connection (through `Deref`, for everything else) and the hot reads.
+#[derive(Clone)]
+pub struct Db {
+    orm: DatabaseConnection,
+    observer: Option<Observer>,
+}
+
+impl Deref for Db {
+    type Target = DatabaseConnection;
+
+    fn deref(&self) -> &DatabaseConnection {
+        &self.orm
+    }
+}
+
+impl Db {
+    pub fn new(orm: DatabaseConnection) -> Self {
+        Self {
+            orm,
+            observer: None,
+        }
+    }
+
+    /// Calls `observer` with the SQL of every statement the service runs, through SeaORM or
+    /// as a hot read: the tests count statements with it.
+    pub fn observe_statements(&mut self, observer: impl Fn(&str) + Send + Sync + 'static) {
+        let observer: Observer = Arc::new(observer);
+        let orm = observer.clone();
+        self.orm
+            .set_metric_callback(move |info| orm(&info.statement.sql));
+        self.observer = Some(observer);
+    }
+
+    /// The row, if any, of a constant statement whose parameters are `binds` (`$1`, `$2`...).
+    pub async fn fetch_optional<T: FromRow>(
+        &self,
+        sql: &'static str,
+        binds: &[i64],
+    ) -> Result<Option<T>, DbErr> {
+        self.observe(sql);
+        fn decode<T: FromRow, R: HotRow>(row: Option<R>) -> Result<Option<T>, sqlx::Error> {
+            row.map(|row| T::read(&mut Columns::new(&row))).transpose()
+        }
+        match self.orm.get_database_backend() {
+            DbBackend::Postgres => query(sql, binds)
+                .fetch_optional(self.orm.get_postgres_connection_pool())
+                .await
+                .and_then(decode::<T, PgRow>),
+            _ => query(sql, binds)
+                .fetch_optional(self.orm.get_sqlite_connection_pool())
+                .await
+                .and_then(decode::<T, SqliteRow>),
+        }
+        .map_err(query_error)
+    }
+
+    /// The rows of a constant statement whose parameters are `binds`.
+    pub async fn fetch_all<T: FromRow>(
+        &self,
+        sql: &'static str,
+        binds: &[i64],
+    ) -> Result<Vec<T>, DbErr> {
+        self.observe(sql);
+        fn decode<T: FromRow, R: HotRow>(rows: Vec<R>) -> Result<Vec<T>, sqlx::Error> {
+            rows.iter()
+                .map(|row| T::read(&mut Columns::new(row)))
+                .collect()
+        }
+        match self.orm.get_database_backend() {
+            DbBackend::Postgres => query(sql, binds)
+                .fetch_all(self.orm.get_postgres_connection_pool())
+                .await
+                .and_then(decode::<T, PgRow>),
+            _ => query(sql, binds)
+                .fetch_all(self.orm.get_sqlite_connection_pool())
+                .await
+                .and_then(decode::<T, SqliteRow>),
+        }
+        .map_err(query_error)
+    }
+
+    fn observe(&self, sql: &str) {
+        if let Some(observer) = &self.observer {
+            observer(sql);
+        }
+    }
+}
+
+fn query<DB: sqlx::Database>(
+    sql: &'static str,
+    binds: &[i64],
+) -> sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments>
+where
+    i64: for<'q> sqlx::Encode<'q, DB> + Type<DB>,
+{
+    binds
+        .iter()
+        .fold(sqlx::query(sql), |query, value| query.bind(*value))
+}
+
+/// As SeaORM reports a failed statement, so that `ApiError`'s mapping (503 when the database
+/// cannot be reached) is the same for both paths.
+fn query_error(error: sqlx::Error) -> DbErr {
+    DbErr::Query(RuntimeErr::SqlxError(Arc::new(error)))
+}
+
+/// A value a hot read decodes: the same Rust type from either backend.
+pub trait HotValue: Sized {
+    fn sqlite(row: &SqliteRow, index: usize) -> Result<Self, sqlx::Error>;
+    fn postgres(row: &PgRow, index: usize) -> Result<Self, sqlx::Error>;
+}
+
+impl<T> HotValue for T
+where
+    T: for<'r> Decode<'r, Sqlite> + Type<Sqlite> + for<'r> Decode<'r, Postgres> + Type<Postgres>,
+{
+    fn sqlite(row: &SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
+        row.try_get(index)
+    }
+
+    fn postgres(row: &PgRow, index: usize) -> Result<Self, sqlx::Error> {
+        row.try_get(index)
+    }
+}
+
+/// A row of either backend.
+pub trait HotRow {
+    fn get<T: HotValue>(&self, index: usize) -> Result<T, sqlx::Error>;
+}
+
+impl HotRow for SqliteRow {
+    fn get<T: HotValue>(&self, index: usize) -> Result<T, sqlx::Error> {
+        T::sqlite(self, index)
+    }
+}
+
+impl HotRow for PgRow {
+    fn get<T: HotValue>(&self, index: usize) -> Result<T, sqlx::Error> {
+        T::postgres(self, index)
+    }
+}
+
+/// Reads a row's columns in select-list order.
+pub struct Columns<'a, R> {
+    row: &'a R,
+    next: usize,
+}
+
+impl<'a, R: HotRow> Columns<'a, R> {
+    pub fn new(row: &'a R) -> Self {
+        Self { row, next: 0 }
+    }
+
+    pub fn read<T: HotValue>(&mut self) -> Result<T, sqlx::Error> {
+        let value = self.row.get(self.next);
+        self.next += 1;
+        value
+    }
+}
+
+/// What a hot read decodes a row into, column by column in select-list order.
+pub trait FromRow: Sized {
+    fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sqlx::Error>;
+}
+
+/// A single-column row.
+impl<T: HotValue> FromRow for T {
+    fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sqlx::Error> {
+        cols.read()
+    }
+}
