@@ -3,7 +3,7 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use hmac::{Hmac, Mac};
-use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
+use jsonwebtoken::{Algorithm, EncodingKey, Header};
 use serde::ser::SerializeMap;
 use serde::{Deserialize, Serialize, Serializer};
 use sha2::{Digest, Sha256};
@@ -133,32 +133,32 @@ pub enum TokenRejection {
 /// Signing and verification keys plus the CSRF key derived from the same secret.
 pub struct TokenKeys {
     encoding: EncodingKey,
-    decoding: DecodingKey,
-    validation: Validation,
+    /// HMAC-SHA256 keyed with the secret once; each verification clones this state instead of
+    /// deriving the key's inner and outer blocks again.
+    mac: Hmac<Sha256>,
     header: Header,
+    /// The header segment [`TokenKeys::sign`] writes: a token that carries it needs no header
+    /// parsing.
+    header_segment: String,
     csrf_key: [u8; 32],
 }
 
 impl TokenKeys {
     pub fn new(secret: &SigningSecret) -> Self {
-        let mut validation = Validation::new(Algorithm::HS256);
-        // Expiry is checked by the engine against its injected clock; "exp" is still required
-        // by the claims type itself.
-        validation.validate_exp = false;
-        validation.validate_nbf = false;
-        validation.validate_aud = false;
-        validation.required_spec_claims.clear();
-        validation.leeway = 0;
         let csrf_key: [u8; 32] = Sha256::new()
             .chain_update(b"careers-api/csrf/v1\0")
             .chain_update(&secret.0)
             .finalize()
             .into();
+        let header = Header::new(Algorithm::HS256);
+        let header_segment = URL_SAFE_NO_PAD
+            .encode(serde_json::to_vec(&header).expect("a JWT header serialises to JSON"));
         Self {
             encoding: EncodingKey::from_secret(&secret.0),
-            decoding: DecodingKey::from_secret(&secret.0),
-            validation,
-            header: Header::new(Algorithm::HS256),
+            mac: <Hmac<Sha256> as Mac>::new_from_slice(&secret.0)
+                .expect("HMAC accepts keys of any length"),
+            header,
+            header_segment,
             csrf_key,
         }
     }
@@ -175,14 +175,18 @@ impl TokenKeys {
     }
 
     /// Verifies signature and algorithm (HS256 only) and reads the claims of `context`.
+    ///
+    /// What `jsonwebtoken::decode` with HS256 alone and no claim validation accepts, tested
+    /// equal to it (expiry is the engine's, against its clock), done without its per-call
+    /// costs: the HMAC key is set up once, the header is only parsed when it is not the one
+    /// [`TokenKeys::sign`] writes, and the payload is decoded on the stack. This runs on every
+    /// authenticated request (docs/PERFORMANCE.md, session 4).
     pub fn verify(
         &self,
         context: &SessionContext,
         token: &str,
     ) -> Result<AccessClaims, TokenRejection> {
-        let data = jsonwebtoken::decode::<WireIn>(token, &self.decoding, &self.validation)
-            .map_err(|_| TokenRejection::Invalid)?;
-        let wire = data.claims;
+        let wire = self.verified_claims(token).ok_or(TokenRejection::Invalid)?;
         let subject = wire
             .subjects
             .iter()
@@ -196,6 +200,39 @@ impl TokenKeys {
             iat: wire.iat,
             exp: wire.exp,
         })
+    }
+
+    /// The claims of a well-formed HS256 token signed with this key; `None` otherwise.
+    fn verified_claims(&self, token: &str) -> Option<WireIn> {
+        let mut segments = token.split('.');
+        let (Some(header), Some(payload), Some(signature), None) = (
+            segments.next(),
+            segments.next(),
+            segments.next(),
+            segments.next(),
+        ) else {
+            return None;
+        };
+        if header != self.header_segment && !header_is_hs256(header) {
+            return None;
+        }
+        // Room for a few bytes more than a SHA-256 tag, so that a longer signature is decoded
+        // and then refused by its length rather than by the decoder's size estimate.
+        let mut tag = [0u8; 36];
+        let tag = match URL_SAFE_NO_PAD.decode_slice(signature, &mut tag) {
+            Ok(32) => &tag[..32],
+            _ => return None,
+        };
+        let mut mac = self.mac.clone();
+        mac.update(&token.as_bytes()[..header.len() + 1 + payload.len()]);
+        mac.verify_slice(tag).ok()?;
+        // Access tokens are about 200 bytes of JSON; a larger one is decoded on the heap.
+        let mut buf = [0u8; 512];
+        let claims = match URL_SAFE_NO_PAD.decode_slice(payload, &mut buf) {
+            Ok(len) => serde_json::from_slice(&buf[..len]),
+            Err(_) => serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?),
+        };
+        claims.ok()
     }
 
     /// The CSRF token bound to an access token: HMAC-SHA256 of its UID.
@@ -215,6 +252,16 @@ impl TokenKeys {
         mac.update(&uid.0);
         mac.finalize().into_bytes().into()
     }
+}
+
+/// Whether a header segment other than the one this service writes still names HS256, as
+/// `jsonwebtoken` judges it (its `Header`, whose `alg` must be HS256).
+fn header_is_hs256(segment: &str) -> bool {
+    URL_SAFE_NO_PAD
+        .decode(segment)
+        .ok()
+        .and_then(|json| serde_json::from_slice::<Header>(&json).ok())
+        .is_some_and(|header| header.alg == Algorithm::HS256)
 }
 
 #[cfg(test)]
@@ -279,5 +326,152 @@ mod tests {
         assert!(keys.csrf_matches(&a, csrf.as_bytes()));
         assert!(!keys.csrf_matches(&b, csrf.as_bytes()));
         assert!(!keys.csrf_matches(&a, b""));
+    }
+
+    /// What `jsonwebtoken::decode` accepted before [`TokenKeys::verify`] did the work itself.
+    fn library_accepts(secret: &[u8], token: &str) -> bool {
+        let mut validation = jsonwebtoken::Validation::new(Algorithm::HS256);
+        validation.validate_exp = false;
+        validation.validate_nbf = false;
+        validation.validate_aud = false;
+        validation.required_spec_claims.clear();
+        let key = jsonwebtoken::DecodingKey::from_secret(secret);
+        jsonwebtoken::decode::<WireIn>(token, &key, &validation).is_ok()
+    }
+
+    fn encode(
+        alg: Algorithm,
+        typ: Option<&str>,
+        kid: Option<&str>,
+        secret: &[u8],
+        claims: &str,
+    ) -> String {
+        let mut header = Header::new(alg);
+        header.typ = typ.map(str::to_owned);
+        header.kid = kid.map(str::to_owned);
+        let claims: serde_json::Value = serde_json::from_str(claims).unwrap();
+        jsonwebtoken::encode(&header, &claims, &EncodingKey::from_secret(secret)).unwrap()
+    }
+
+    #[test]
+    fn verification_accepts_exactly_what_jsonwebtoken_accepts() {
+        let secret = [7u8; 32];
+        let keys = keys();
+        let valid = keys.sign(&USER, &claims());
+        let (header, rest) = valid.split_once('.').unwrap();
+        let (payload, signature) = rest.split_once('.').unwrap();
+        let body = String::from_utf8(URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+        let none_header = URL_SAFE_NO_PAD.encode(br#"{"alg":"none","typ":"JWT"}"#);
+        let mut cases: Vec<(&str, String, bool)> = vec![
+            ("ours", valid.clone(), true),
+            (
+                "no typ",
+                encode(Algorithm::HS256, None, None, &secret, &body),
+                true,
+            ),
+            (
+                "a kid",
+                encode(Algorithm::HS256, Some("JWT"), Some("k1"), &secret, &body),
+                true,
+            ),
+            (
+                "HS384",
+                encode(Algorithm::HS384, Some("JWT"), None, &secret, &body),
+                false,
+            ),
+            (
+                "HS512",
+                encode(Algorithm::HS512, Some("JWT"), None, &secret, &body),
+                false,
+            ),
+            (
+                "another secret",
+                encode(Algorithm::HS256, Some("JWT"), None, &[8u8; 32], &body),
+                false,
+            ),
+            ("alg none", format!("{none_header}.{payload}."), false),
+            (
+                "alg none, our tag",
+                format!("{none_header}.{payload}.{signature}"),
+                false,
+            ),
+            ("padded tag", format!("{valid}="), false),
+            ("four segments", format!("{valid}.{signature}"), false),
+            ("two segments", format!("{header}.{payload}"), false),
+            ("empty", String::new(), false),
+            (
+                "long tag",
+                format!("{header}.{payload}.{signature}AAAA"),
+                false,
+            ),
+            (
+                "short tag",
+                format!("{header}.{payload}.{}", &signature[..40]),
+                false,
+            ),
+            ("not JSON", encode_raw(&secret, header, b"not json"), false),
+            // A header naming another algorithm, with a valid HS256 tag: only the header
+            // check refuses it.
+            (
+                "alg none, signed",
+                encode_raw(&secret, &none_header, body.as_bytes()),
+                false,
+            ),
+            (
+                "no uid",
+                encode(
+                    Algorithm::HS256,
+                    Some("JWT"),
+                    None,
+                    &secret,
+                    r#"{"user_id":1,"ruid":"x","iat":1,"exp":2}"#,
+                ),
+                false,
+            ),
+            (
+                "a large payload",
+                encode(
+                    Algorithm::HS256,
+                    Some("JWT"),
+                    None,
+                    &secret,
+                    &body.replacen('{', &format!(r#"{{"pad":"{}","#, "x".repeat(600)), 1),
+                ),
+                true,
+            ),
+        ];
+        // Every single-character change of our token, to each of a few characters.
+        for i in 0..valid.len() {
+            for c in ['A', 'x', '-', '_', '.', '='] {
+                let mut bytes = valid.clone().into_bytes();
+                if bytes[i] != c as u8 {
+                    bytes[i] = c as u8;
+                    let token = String::from_utf8(bytes).unwrap();
+                    cases.push(("mutation", token, false));
+                }
+            }
+        }
+        for (what, token, accepted) in &cases {
+            let library = library_accepts(&secret, token);
+            assert_eq!(
+                keys.verified_claims(token).is_some(),
+                library,
+                "{what}: {token}"
+            );
+            if *what != "mutation" {
+                assert_eq!(library, *accepted, "{what}");
+            }
+        }
+    }
+
+    /// `header.payload.signature` with a raw payload, signed with HS256.
+    fn encode_raw(secret: &[u8], header: &str, payload: &[u8]) -> String {
+        let message = format!("{header}.{}", URL_SAFE_NO_PAD.encode(payload));
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(secret).unwrap();
+        mac.update(message.as_bytes());
+        format!(
+            "{message}.{}",
+            URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes())
+        )
     }
 }
