@@ -17,6 +17,26 @@ use sea_orm::{DatabaseConnection, DbBackend, DbErr, RuntimeErr};
 
 type Observer = Arc<dyn Fn(&str) + Send + Sync>;
 
+/// Evaluates `$run` with `$pool` bound to the sqlx pool of `$orm`'s backend: the body is
+/// written once and compiled for each driver, whose row types differ. A failure becomes the
+/// `DbErr` SeaORM reports for a failed statement, so that `ApiError`'s mapping (503 when the
+/// database cannot be reached) is the same for both paths.
+macro_rules! on_pool {
+    ($orm:expr, |$pool:ident| $run:expr) => {
+        match $orm.get_database_backend() {
+            DbBackend::Postgres => {
+                let $pool = $orm.get_postgres_connection_pool();
+                $run
+            }
+            _ => {
+                let $pool = $orm.get_sqlite_connection_pool();
+                $run
+            }
+        }
+        .map_err(|error| DbErr::Query(RuntimeErr::SqlxError(Arc::new(error))))
+    };
+}
+
 /// SeaORM's connection (through `Deref`, for everything else) and the hot reads.
 #[derive(Clone)]
 pub struct Db {
@@ -57,20 +77,12 @@ impl Db {
         binds: &[i64],
     ) -> Result<Option<T>, DbErr> {
         self.observe(sql);
-        fn decode<T: FromRow, R: HotRow>(row: Option<R>) -> Result<Option<T>, sqlx::Error> {
-            row.map(|row| T::read(&mut Columns::new(&row))).transpose()
-        }
-        match self.orm.get_database_backend() {
-            DbBackend::Postgres => query(sql, binds)
-                .fetch_optional(self.orm.get_postgres_connection_pool())
-                .await
-                .and_then(decode::<T, PgRow>),
-            _ => query(sql, binds)
-                .fetch_optional(self.orm.get_sqlite_connection_pool())
-                .await
-                .and_then(decode::<T, SqliteRow>),
-        }
-        .map_err(query_error)
+        on_pool!(self.orm, |pool| query(sql, binds)
+            .fetch_optional(pool)
+            .await
+            .and_then(|row| row
+                .map(|row| T::read(&mut Columns::new(&row)))
+                .transpose()))
     }
 
     /// The rows of a constant statement whose parameters are `binds`.
@@ -80,22 +92,14 @@ impl Db {
         binds: &[i64],
     ) -> Result<Vec<T>, DbErr> {
         self.observe(sql);
-        fn decode<T: FromRow, R: HotRow>(rows: Vec<R>) -> Result<Vec<T>, sqlx::Error> {
-            rows.iter()
-                .map(|row| T::read(&mut Columns::new(row)))
-                .collect()
-        }
-        match self.orm.get_database_backend() {
-            DbBackend::Postgres => query(sql, binds)
-                .fetch_all(self.orm.get_postgres_connection_pool())
-                .await
-                .and_then(decode::<T, PgRow>),
-            _ => query(sql, binds)
-                .fetch_all(self.orm.get_sqlite_connection_pool())
-                .await
-                .and_then(decode::<T, SqliteRow>),
-        }
-        .map_err(query_error)
+        on_pool!(self.orm, |pool| query(sql, binds)
+            .fetch_all(pool)
+            .await
+            .and_then(|rows| {
+                rows.iter()
+                    .map(|row| T::read(&mut Columns::new(row)))
+                    .collect()
+            }))
     }
 
     fn observe(&self, sql: &str) {
@@ -115,12 +119,6 @@ where
     binds
         .iter()
         .fold(sqlx::query(sql), |query, value| query.bind(*value))
-}
-
-/// As SeaORM reports a failed statement, so that `ApiError`'s mapping (503 when the database
-/// cannot be reached) is the same for both paths.
-fn query_error(error: sqlx::Error) -> DbErr {
-    DbErr::Query(RuntimeErr::SqlxError(Arc::new(error)))
 }
 
 /// A value a hot read decodes: the same Rust type from either backend.
