@@ -304,6 +304,8 @@ mod tests {
         let a = keys.sign(&USER, &c);
         assert_eq!(a, keys.sign(&USER, &c));
         assert_eq!(keys.verify(&USER, &a), Ok(c));
+        // The tokens we sign take the verifier's fast path: no header parsing.
+        assert_eq!(a.split('.').next(), Some(keys.header_segment.as_str()));
     }
 
     #[test]
