@@ -1,8 +1,8 @@
 //! The database handle, and the hot reads that run on its sqlx pool directly.
 //!
 //! Everything goes through SeaORM except the statements that run on every request of an area
-//! or page the service is measured on: the session's user, the employer check and the
-//! employer's application list. Those are constant SQL, run on the same pool that SeaORM holds
+//! or page the service is measured on: the session's user, the user check of a refresh, the
+//! employer check, and the employer's application list and detail. Those are constant SQL, run on the same pool that SeaORM holds
 //! (same connections, settings and PostgreSQL schema) without SeaORM's statement wrapper,
 //! which cost about a tenth of an authenticated GET (docs/PERFORMANCE.md, session 4). Their
 //! rows are decoded by position, written once for both backends ([`FromRow`]).
