@@ -223,6 +223,15 @@ fn memory_store(c: &mut Criterion) {
             found
         })
     });
+    // The narrow read every authenticated request makes.
+    group.bench_function("access", |b| {
+        b.iter(|| {
+            i = (i + 1) % RESIDENT;
+            let found = ready(store.access(USER.namespace, black_box(&sessions[i].0), NOW));
+            assert!(matches!(found, Ok(Some(_))));
+            found
+        })
+    });
 
     // Every iteration presents the session's current access UID, so every one is a real
     // rotation (compare-and-swap succeeds), never a grace-window replay.
@@ -303,25 +312,39 @@ fn redis_store(c: &mut Criterion) {
     let store = Arc::new(store);
     let mut parked = Some(sessions);
     let mut group = c.benchmark_group("redis_store");
-    group.bench_function("get", |b| {
-        b.iter_custom(|iters| {
-            let store = store.clone();
-            let sessions = parked.take().expect("sessions between runs");
-            let (elapsed, sessions) = rt
-                .block_on(rt.spawn(async move {
-                    let start = Instant::now();
-                    for k in 0..iters as usize {
-                        let found = store.get(USER.namespace, &sessions[k % N].0, now).await;
-                        assert!(matches!(found, Ok(Some(_))));
-                        black_box(found.ok());
-                    }
-                    (start.elapsed(), sessions)
-                }))
-                .expect("benchmark task");
-            parked = Some(sessions);
-            elapsed
-        })
-    });
+    // The whole record, and the narrow read every authenticated request makes.
+    for (name, narrow) in [("get", false), ("access", true)] {
+        group.bench_function(name, |b| {
+            b.iter_custom(|iters| {
+                let store = store.clone();
+                let sessions = parked.take().expect("sessions between runs");
+                let (elapsed, sessions) = rt
+                    .block_on(rt.spawn(async move {
+                        let start = Instant::now();
+                        for k in 0..iters as usize {
+                            let ruid = &sessions[k % N].0;
+                            let found = if narrow {
+                                store
+                                    .access(USER.namespace, ruid, now)
+                                    .await
+                                    .map(|a| a.is_some())
+                            } else {
+                                store
+                                    .get(USER.namespace, ruid, now)
+                                    .await
+                                    .map(|r| r.is_some())
+                            };
+                            assert!(matches!(found, Ok(true)));
+                            black_box(found.ok());
+                        }
+                        (start.elapsed(), sessions)
+                    }))
+                    .expect("benchmark task");
+                parked = Some(sessions);
+                elapsed
+            })
+        });
+    }
     // Every iteration presents the session's current access UID: a real rotation each time.
     group.bench_function("rotate", |b| {
         b.iter_custom(|iters| {

@@ -149,13 +149,13 @@ impl SessionEngine {
             self.check_csrf(context, headers, &claims)?;
         }
         let now = self.clock.now();
-        let record = self
+        let live = self
             .store
-            .get(context.namespace, &claims.ruid, now)
+            .access(context.namespace, &claims.ruid, now)
             .await?
             .ok_or(SessionError::SessionEnded)?;
         // A superseded token is never good for a read, not even inside the refresh grace window.
-        if record.access_uid != claims.uid || record.subject != claims.subject {
+        if live.access_uid != claims.uid || live.subject != claims.subject {
             return Err(SessionError::SessionEnded);
         }
         if claims.exp <= now {

@@ -27,5 +27,5 @@ pub use engine::{
 };
 pub use id::SessionId;
 pub use origin::OriginPolicy;
-pub use store::{AnyStore, Counter, SessionRecord, StoreError, TokenStore};
+pub use store::{AnyStore, Counter, LiveAccess, SessionRecord, StoreError, TokenStore};
 pub use token::{AccessClaims, SigningSecret, TokenKeys};

@@ -12,7 +12,7 @@ use fred::prelude::*;
 use fred::types::scan::Scanner;
 use futures::StreamExt;
 use sessions::store::{Ending, MemoryStore, RedisStore, RedisStoreConfig, Rotation};
-use sessions::{SessionId, SessionRecord, TokenStore};
+use sessions::{LiveAccess, SessionId, SessionRecord, StoreError, TokenStore};
 
 /// A fixed Unix time (2027): the stores take `now` as a parameter.
 const NOW: i64 = 1_800_000_000;
@@ -53,8 +53,16 @@ trait StoreExt: TokenStore {
         (ruid, record)
     }
 
+    /// The record `get` returns; every read also checks that the narrow `access` read agrees.
     async fn read(&self, namespace: &str, ruid: &SessionId, now: i64) -> Option<SessionRecord> {
-        self.get(namespace, ruid, now).await.expect("get")
+        let record = self.get(namespace, ruid, now).await.expect("get");
+        let access = self.access(namespace, ruid, now).await.expect("access");
+        assert_eq!(
+            access,
+            record.as_ref().map(LiveAccess::from),
+            "access agrees with get"
+        );
+        record
     }
 
     async fn rotate_to(
@@ -600,6 +608,28 @@ store_tests! {
             assert!(gone, "{short_key} should have expired by itself");
             // The long one is untouched.
             assert_eq!(store.read(TEAM, &ruid, NOW).await, Some(record));
+        }
+
+        // A hash at a session's key that is not a record (foreign data, a half-written key) is
+        // an error for both reads, never a session: callers fail closed.
+        async fn foreign_data_at_a_session_key_is_corrupt_for_both_reads(store, prefix) {
+            let client = store.client();
+            for fields in [
+                vec![("s", "7")],                                          // no access UID
+                vec![("s", "seven"), ("u", "0123456789abcdef"), ("e", "1")], // no number
+                vec![("s", "7"), ("u", "short"), ("e", "1900000000")],     // UID not 16 bytes
+            ] {
+                let ruid = SessionId::random();
+                let key = format!("{prefix}{DEFAULT}:{{{ruid}}}");
+                let _: i64 = client.hset(key.as_str(), fields.clone()).await.expect("HSET");
+                let got = store.get(DEFAULT, &ruid, NOW).await;
+                assert!(matches!(got, Err(StoreError::Corrupt)), "get of {fields:?}: {got:?}");
+                let access = store.access(DEFAULT, &ruid, NOW).await;
+                assert!(
+                    matches!(access, Err(StoreError::Corrupt)),
+                    "access of {fields:?}: {access:?}"
+                );
+            }
         }
     }
 }

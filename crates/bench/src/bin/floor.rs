@@ -138,6 +138,8 @@ async fn main() {
         Db::Postgres(
             sqlx::postgres::PgPoolOptions::new()
                 .max_connections(16)
+                // As careers-api under load: no liveness ping before each statement.
+                .test_before_acquire(false)
                 .connect_with(options)
                 .await
                 .unwrap(),

@@ -44,7 +44,13 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
                 o.after_connect(|conn, _| Box::pin(sqlite::stable_query_plans(conn)))
             });
     } else {
-        options.max_connections(16);
+        options
+            .max_connections(16)
+            // A liveness ping only for a connection that has sat idle for a second, not before
+            // every statement: each ping is a round trip to the server, and sqlx already pings
+            // every connection it takes back. A connection cut while busy fails one statement
+            // (503) and is dropped on release; the ones idle through an outage are tested.
+            .test_before_acquire_if_idle_for(Duration::from_secs(1));
         if let Some(schema) = schema {
             options.set_schema_search_path(schema.to_owned());
         }

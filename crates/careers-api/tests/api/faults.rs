@@ -338,6 +338,40 @@ async fn postgres_down_fails_closed_with_503_and_recovers_without_restart() {
     drop(proxy);
 }
 
+/// The pool pings a connection only when it has sat idle for a second (docs/DECISIONS.md): after
+/// a blip that killed every connection and then a pause, not even the first request fails.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_connections_that_sat_idle_are_tested_before_use() {
+    if !Backend::PostgresRedis.available() {
+        return;
+    }
+    let admin_url = std::env::var("TEST_DATABASE_URL").unwrap();
+    let (head, upstream, tail) = split_database_url(&admin_url);
+    let proxy = PgProxy::start(upstream).await;
+    let proxied = format!("{head}127.0.0.1:{}{tail}", proxy.port);
+    let app = TestApp::spawn_with(
+        Backend::PostgresRedis,
+        &[("DATABASE_URL", proxied.as_str())],
+    )
+    .await;
+    let (id, creds) = app.user_session("ada@example.com").await;
+    assert_eq!(app.read(&creds, id).await.status(), StatusCode::OK);
+
+    // Every pooled connection dies, and PostgreSQL is reachable again at once.
+    proxy.cut();
+    proxy.restore();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    for attempt in 1..=3 {
+        let read = within(
+            &format!("read #{attempt} after the blip"),
+            app.read(&creds, id),
+        )
+        .await;
+        assert_eq!(read.status(), StatusCode::OK, "read #{attempt}");
+    }
+    drop(proxy);
+}
+
 #[test]
 fn database_url_splits_around_host_and_port() {
     let parts = |url: &str| split_database_url(url);

@@ -4,7 +4,7 @@ use std::collections::HashMap;
 use std::sync::{Mutex, MutexGuard, RwLock};
 
 use super::{
-    Counter, Ending, Rotation, SessionRecord, StoreError, TokenStore, decide_ending,
+    Counter, Ending, LiveAccess, Rotation, SessionRecord, StoreError, TokenStore, decide_ending,
     decide_rotation,
 };
 use crate::SessionId;
@@ -132,6 +132,19 @@ impl TokenStore for MemoryStore {
             }
             None => Ok(None),
         }
+    }
+
+    async fn access(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        now: i64,
+    ) -> Result<Option<LiveAccess>, StoreError> {
+        Ok(self
+            .get(namespace, ruid, now)
+            .await?
+            .as_ref()
+            .map(LiveAccess::from))
     }
 
     async fn rotate(

@@ -12,10 +12,12 @@ use fred::types::scan::Scanner;
 use fred::types::scripts::Script;
 use futures::StreamExt;
 
-use super::{Counter, Ending, Rotation, SessionRecord, StoreError, TokenStore};
+use super::{Counter, Ending, LiveAccess, Rotation, SessionRecord, StoreError, TokenStore};
 use crate::SessionId;
 
 const FIELDS: [&str; 7] = ["s", "u", "i", "p", "r", "c", "e"];
+/// What authentication reads: subject, access UID, end.
+const ACCESS_FIELDS: [&str; 3] = ["s", "u", "e"];
 
 const INSERT: &str = r"
 redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', ARGV[4], 'r', ARGV[5], 'c', ARGV[6], 'e', ARGV[7])
@@ -253,7 +255,7 @@ impl TokenStore for RedisStore {
     ) -> Result<Option<SessionRecord>, StoreError> {
         let fields: Vec<Value> = self
             .client
-            .hmget(self.key(namespace, ruid), FIELDS.to_vec())
+            .hmget(self.key(namespace, ruid), &FIELDS)
             .await
             .map_err(unavailable)?;
         if fields.first().is_none_or(Value::is_null) {
@@ -261,6 +263,30 @@ impl TokenStore for RedisStore {
         }
         let record = record_of(&fields)?;
         Ok((record.expires_at > now).then_some(record))
+    }
+
+    async fn access(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        now: i64,
+    ) -> Result<Option<LiveAccess>, StoreError> {
+        let fields: Vec<Value> = self
+            .client
+            .hmget(self.key(namespace, ruid), &ACCESS_FIELDS)
+            .await
+            .map_err(unavailable)?;
+        let [s, u, e] = fields.as_slice() else {
+            return Err(StoreError::Corrupt);
+        };
+        if s.is_null() {
+            return Ok(None);
+        }
+        let access = LiveAccess {
+            subject: int_of(s)?,
+            access_uid: uid_of(u)?.ok_or(StoreError::Corrupt)?,
+        };
+        Ok((int_of(e)? > now).then_some(access))
     }
 
     async fn rotate(
