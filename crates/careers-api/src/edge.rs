@@ -14,6 +14,7 @@
 //! per-request span, two formatted events and boxed response bodies cost about a tenth of the
 //! server's CPU (docs/PERFORMANCE.md).
 
+use std::cell::RefCell;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
@@ -128,6 +129,41 @@ where
 
 const ACCESS: &str = "careers_api::access";
 
+thread_local! {
+    /// The id of the request whose handler this thread is running, for the log lines written
+    /// meanwhile (`logging::json`); empty between requests. One task runs on a thread at a
+    /// time, so the id of the request being polled is the id of every event it emits.
+    static HANDLING: RefCell<String> = const { RefCell::new(String::new()) };
+}
+
+/// Calls `f` with the id of the request this thread is handling, if any.
+pub(crate) fn with_request_id<R>(f: impl FnOnce(Option<&str>) -> R) -> R {
+    HANDLING.with(|id| match id.try_borrow() {
+        Ok(id) if !id.is_empty() => f(Some(id.as_str())),
+        _ => f(None),
+    })
+}
+
+/// Marks the thread as handling the request `id` until dropped (also when the handler panics).
+struct Handling;
+
+impl Handling {
+    fn start(id: &HeaderValue) -> Self {
+        HANDLING.with(|current| {
+            let mut current = current.borrow_mut();
+            current.clear();
+            current.push_str(id.to_str().unwrap_or_default());
+        });
+        Handling
+    }
+}
+
+impl Drop for Handling {
+    fn drop(&mut self) {
+        HANDLING.with(|current| current.borrow_mut().clear());
+    }
+}
+
 /// What the response and its log line need from the request.
 struct AccessLine {
     id: HeaderValue,
@@ -154,18 +190,18 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
+        let id = &this.line.as_ref().expect("polled after completion").id;
         // None: the handler panicked, now or while its future was made.
-        let polled = this
-            .inner
-            .as_mut()
-            .as_pin_mut()
-            .and_then(|inner| panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))).ok());
+        let polled = this.inner.as_mut().as_pin_mut().and_then(|inner| {
+            let _handling = Handling::start(id);
+            panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))).ok()
+        });
         let mut response = match polled {
             Some(poll) => ready!(poll)?,
             None => {
                 // Never polled again.
                 this.inner.set(None);
-                tracing::error!("handler panicked");
+                tracing::error!(request_id = id.to_str().unwrap_or("-"), "handler panicked");
                 ApiError::Internal.into_response()
             }
         };
@@ -233,6 +269,9 @@ mod tests {
         // no subscriber that wants it was alive is cached as disabled. Recompute under ours.
         tracing::callsite::rebuild_interest_cache();
         let service = EdgeLayer::new().layer(service_fn(move |_: Request<String>| async move {
+            tracing::warn!(identity_id = 7i64, "inside the handler");
+            tokio::task::yield_now().await;
+            tracing::warn!("inside the handler, polled again");
             if status == StatusCode::IM_A_TEAPOT {
                 panic!("a handler bug");
             }
@@ -248,6 +287,7 @@ mod tests {
             .oneshot(request.body(String::new()).unwrap())
             .await
             .unwrap();
+        tracing::warn!("after the request");
         let lines = captured
             .text()
             .lines()
@@ -256,11 +296,24 @@ mod tests {
         (response, lines)
     }
 
+    /// The handler's own lines (two warnings, one before and one after a yield), then the
+    /// edge layer's, then one written after the request.
+    fn edge_lines(lines: &[serde_json::Value]) -> &[serde_json::Value] {
+        assert!(lines.len() >= 3, "{lines:?}");
+        assert_eq!(lines[0]["message"], "inside the handler");
+        assert_eq!(lines[1]["message"], "inside the handler, polled again");
+        let last = lines.last().unwrap();
+        assert_eq!(last["message"], "after the request");
+        assert!(last.get("request_id").is_none(), "{last}");
+        &lines[2..lines.len() - 1]
+    }
+
     #[tokio::test]
     async fn a_request_gets_one_info_line_without_its_query_string() {
         let (response, lines) =
             through_edge(StatusCode::OK, Some("lb-7"), tracing::Level::INFO).await;
         assert_eq!(response.headers()[REQUEST_ID], "lb-7");
+        let lines = edge_lines(&lines);
         assert_eq!(lines.len(), 1, "{lines:?}");
         let line = &lines[0];
         assert_eq!(line["level"], "INFO");
@@ -271,13 +324,34 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn lines_written_while_a_handler_runs_carry_its_request_id() {
+        let (response, lines) =
+            through_edge(StatusCode::OK, Some("lb \"8\""), tracing::Level::INFO).await;
+        assert_eq!(response.headers()[REQUEST_ID], "lb \"8\"");
+        for line in &lines[..2] {
+            assert_eq!(line["request_id"], "lb \"8\"", "{line}");
+            assert_eq!(line["level"], "WARN");
+        }
+        assert_eq!(lines[0]["identity_id"], 7);
+        // The access line names it once, as its own field.
+        let access = edge_lines(&lines)[0].to_string();
+        assert_eq!(access.matches("request_id").count(), 1, "{access}");
+        // A generated id, likewise.
+        let (response, lines) = through_edge(StatusCode::OK, None, tracing::Level::INFO).await;
+        let id = response.headers()[REQUEST_ID].to_str().unwrap().to_owned();
+        assert_eq!(lines[0]["request_id"], id.as_str());
+    }
+
+    #[tokio::test]
     async fn server_errors_are_logged_at_error_even_when_info_is_off() {
         let (_, lines) =
             through_edge(StatusCode::SERVICE_UNAVAILABLE, None, tracing::Level::WARN).await;
+        let lines = edge_lines(&lines);
         assert_eq!(lines.len(), 1, "{lines:?}");
         assert_eq!(lines[0]["level"], "ERROR");
         assert_eq!(lines[0]["status"], 503);
         let (_, lines) = through_edge(StatusCode::NOT_FOUND, None, tracing::Level::WARN).await;
+        let lines = edge_lines(&lines);
         assert!(lines.is_empty(), "client errors stay at info: {lines:?}");
     }
 
@@ -293,12 +367,14 @@ mod tests {
             .unwrap();
         let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(body["error"]["code"], "internal", "{body}");
+        let lines = edge_lines(&lines);
         let messages: Vec<_> = lines.iter().map(|l| l["message"].clone()).collect();
         assert_eq!(
             messages,
             ["handler panicked", "finished processing request"]
         );
         assert_eq!(lines[0]["level"], "ERROR");
+        assert_eq!(lines[0]["request_id"], "lb-9");
         assert_eq!(lines[1]["status"], 500);
     }
 

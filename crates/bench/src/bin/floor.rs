@@ -178,6 +178,9 @@ async fn main() {
         &EncodingKey::from_secret(secret.as_bytes()),
     )
     .unwrap();
+    // Listening before the token is printed: the caller sends its first request on reading it.
+    let addr = var("BIND_ADDR").unwrap_or_else(|| "127.0.0.1:3100".into());
+    let listener = tokio::net::TcpListener::bind(&addr).await.unwrap();
     println!("TOKEN {token}");
     let floor = Arc::new(Floor {
         key: DecodingKey::from_secret(secret.as_bytes()),
@@ -188,7 +191,5 @@ async fn main() {
     let app = axum::Router::new()
         .route("/identities/user/{id}", get(user))
         .with_state(floor);
-    let addr = var("BIND_ADDR").unwrap_or_else(|| "127.0.0.1:3100".into());
-    let listener = tokio::net::TcpListener::bind(&addr).await.unwrap();
     axum::serve(listener, app).await.unwrap();
 }

@@ -3,7 +3,9 @@
 //! formatter writes them with `flatten_event(true)`, but written straight into the line
 //! instead of through serde's and `fmt`'s generic machinery: through the generic formatter the
 //! access line alone cost a tenth of an authenticated GET's instructions
-//! (docs/PERFORMANCE.md). The service opens no spans, so none are written.
+//! (docs/PERFORMANCE.md). The service opens no spans, so none are written; an event written
+//! while a request's handler runs gets that request's id as the field `request_id` instead
+//! (`crate::edge`).
 
 use std::fmt::{self, Write as _};
 
@@ -40,9 +42,20 @@ where
         let mut fields = Fields {
             out: &mut out,
             result: Ok(()),
+            request_id: false,
         };
         event.record(&mut fields);
         fields.result?;
+        // Written while a request's handler runs: that request's id, unless the event names one.
+        if !fields.request_id {
+            crate::edge::with_request_id(|id| match id {
+                Some(id) => {
+                    out.write_str(",\"request_id\":")?;
+                    string(&mut out, id)
+                }
+                None => Ok(()),
+            })?;
+        }
         out.write_str(",\"target\":")?;
         string(&mut out, meta.target())?;
         out.write_str("}\n")
@@ -65,6 +78,8 @@ fn timestamp(out: &mut impl fmt::Write, now: DateTime<Utc>) -> fmt::Result {
 struct Fields<'a, W> {
     out: &'a mut W,
     result: fmt::Result,
+    /// Whether the event has a `request_id` field of its own.
+    request_id: bool,
 }
 
 impl<W: fmt::Write> Fields<'_, W> {
@@ -73,6 +88,7 @@ impl<W: fmt::Write> Fields<'_, W> {
         if self.result.is_err() || field.name().starts_with("log.") {
             return;
         }
+        self.request_id |= field.name() == "request_id";
         let out = &mut *self.out;
         self.result = out
             .write_char(',')
