@@ -282,11 +282,8 @@ async fn redis_down_fails_closed_with_503_and_recovers_without_restart() {
     drop(redis);
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn postgres_down_fails_closed_with_503_and_recovers_without_restart() {
-    if !Backend::PostgresRedis.available() {
-        return;
-    }
+/// An app on PostgreSQL + Redis whose database connections all go through a [`PgProxy`].
+async fn app_behind_proxy() -> (PgProxy, TestApp) {
     let admin_url = std::env::var("TEST_DATABASE_URL").unwrap();
     let (head, upstream, tail) = split_database_url(&admin_url);
     let proxy = PgProxy::start(upstream).await;
@@ -298,6 +295,15 @@ async fn postgres_down_fails_closed_with_503_and_recovers_without_restart() {
     )
     .await;
     assert_eq!(app.env["DATABASE_URL"], proxied);
+    (proxy, app)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_down_fails_closed_with_503_and_recovers_without_restart() {
+    if !Backend::PostgresRedis.available() {
+        return;
+    }
+    let (proxy, app) = app_behind_proxy().await;
     let (id, creds) = app.user_session("ada@example.com").await;
     assert_eq!(app.read(&creds, id).await.status(), StatusCode::OK);
     assert_eq!(ready(&app).await.status(), StatusCode::OK);
@@ -345,15 +351,7 @@ async fn postgres_connections_that_sat_idle_are_tested_before_use() {
     if !Backend::PostgresRedis.available() {
         return;
     }
-    let admin_url = std::env::var("TEST_DATABASE_URL").unwrap();
-    let (head, upstream, tail) = split_database_url(&admin_url);
-    let proxy = PgProxy::start(upstream).await;
-    let proxied = format!("{head}127.0.0.1:{}{tail}", proxy.port);
-    let app = TestApp::spawn_with(
-        Backend::PostgresRedis,
-        &[("DATABASE_URL", proxied.as_str())],
-    )
-    .await;
+    let (proxy, app) = app_behind_proxy().await;
     let (id, creds) = app.user_session("ada@example.com").await;
     assert_eq!(app.read(&creds, id).await.status(), StatusCode::OK);
 

@@ -155,6 +155,19 @@ impl RedisStore {
         format!("{}counter:{{{}}}", self.prefix, key)
     }
 
+    /// Some fields of one session's hash, in the order asked (nil where absent).
+    async fn fields<const N: usize>(
+        &self,
+        namespace: &str,
+        ruid: &SessionId,
+        names: &[&str; N],
+    ) -> Result<Vec<Value>, StoreError> {
+        self.client
+            .hmget(self.key(namespace, ruid), names)
+            .await
+            .map_err(unavailable)
+    }
+
     pub fn client(&self) -> &Client {
         &self.client
     }
@@ -253,11 +266,7 @@ impl TokenStore for RedisStore {
         ruid: &SessionId,
         now: i64,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        let fields: Vec<Value> = self
-            .client
-            .hmget(self.key(namespace, ruid), &FIELDS)
-            .await
-            .map_err(unavailable)?;
+        let fields = self.fields(namespace, ruid, &FIELDS).await?;
         if fields.first().is_none_or(Value::is_null) {
             return Ok(None);
         }
@@ -271,11 +280,7 @@ impl TokenStore for RedisStore {
         ruid: &SessionId,
         now: i64,
     ) -> Result<Option<LiveAccess>, StoreError> {
-        let fields: Vec<Value> = self
-            .client
-            .hmget(self.key(namespace, ruid), &ACCESS_FIELDS)
-            .await
-            .map_err(unavailable)?;
+        let fields = self.fields(namespace, ruid, &ACCESS_FIELDS).await?;
         let [s, u, e] = fields.as_slice() else {
             return Err(StoreError::Corrupt);
         };
