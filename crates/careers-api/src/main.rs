@@ -2,6 +2,11 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
+/// mimalloc rather than the system allocator: fewer instructions per request, and no glibc
+/// fastbin consolidation on the list's many small allocations (docs/PERFORMANCE.md, session 6).
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 #[tokio::main]
 async fn main() -> ExitCode {
     careers_api::logging::init();

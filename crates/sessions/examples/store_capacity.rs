@@ -30,6 +30,10 @@ use futures::future::join_all;
 use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
 use sessions::{SessionId, SessionRecord, TokenStore};
 
+/// The service's allocator: the resident set measured is the one the service would have.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const MEMORY_SESSIONS: usize = 1_000_000;
 const MEMORY_TARGET_BYTES: u64 = 400 * 1024 * 1024;
 const REDIS_SESSIONS: usize = 10_000;
