@@ -225,7 +225,7 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
             &mut created,
         )
         .await?;
-        job_ids.push(job.id);
+        job_ids.push((job.id, company));
     }
 
     let profile_id = ensure(
@@ -323,7 +323,7 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
         .await?;
     }
 
-    let applied_job = job_ids[0];
+    let (applied_job, applied_company) = job_ids[0];
     ensure(
         &txn,
         job_application::Entity::find()
@@ -331,6 +331,7 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
             .filter(job_application::Column::CareersUserProfileId.eq(profile_id)),
         || job_application::ActiveModel {
             careers_job_id: Set(applied_job),
+            company_id: Set(applied_company),
             careers_user_profile_id: Set(profile_id),
             status: Set(db::careers::STATUS_SUBMITTED.into()),
             cover_letter: Set("I would love to write Rust at Acme.".into()),

@@ -1,6 +1,7 @@
 //! One data layer for SQLite and PostgreSQL: constraints live in the database, not only in code.
 
-use sea_orm::{ConnectionTrait, DatabaseBackend, Statement};
+use sea_orm::{ConnectionTrait, DatabaseBackend, Statement, TransactionTrait};
+use sea_orm_migration::MigratorTrait;
 
 use crate::backend_tests;
 use crate::helpers::*;
@@ -99,6 +100,104 @@ backend_tests! {
             let joins = sql.to_uppercase().matches(" JOIN ").count();
             assert!(joins <= 2, "{joins} joins (more than three tables): {sql}");
         }
+    }
+
+    async fn an_application_stays_in_its_jobs_company(backend) {
+        let app = TestApp::spawn(backend).await;
+        careers_api::seed::demo(&app.state.db, &app.state.passwords).await.unwrap();
+        let db = &*app.state.db;
+        const JOB_OF_1: &str = "(SELECT careers_job_id FROM careers_job_applications WHERE id = 1)";
+        let own = scalar(&app, &format!("SELECT company_id FROM careers_jobs WHERE id = {JOB_OF_1}")).await;
+        assert_eq!(scalar(&app, "SELECT company_id FROM careers_job_applications WHERE id = 1").await, own);
+        let other = scalar(&app, &format!("SELECT MIN(id) FROM org_companies WHERE id <> {own}")).await;
+        let moved = format!("UPDATE careers_job_applications SET company_id = {other} WHERE id = 1");
+        assert!(db.execute_unprepared(&moved).await.is_err(), "another company than the job's");
+        // A job given to another company takes its applications along.
+        db.execute_unprepared(&format!("UPDATE careers_jobs SET company_id = {other} WHERE id = {JOB_OF_1}"))
+            .await
+            .unwrap();
+        assert_eq!(scalar(&app, "SELECT company_id FROM careers_job_applications WHERE id = 1").await, other);
+    }
+
+    async fn the_application_company_migration_fills_the_column_and_reverts(backend) {
+        let app = TestApp::spawn(backend).await;
+        careers_api::seed::demo(&app.state.db, &app.state.passwords).await.unwrap();
+        let db = &*app.state.db;
+        careers_api::db::Migrator::down(db, Some(1)).await.unwrap();
+        let company_of_1 = "SELECT company_id FROM careers_job_applications WHERE id = 1";
+        let backend = db.get_database_backend();
+        assert!(db.query_one_raw(Statement::from_string(backend, company_of_1)).await.is_err(), "down drops the column");
+        // Rows written under the old schema; the highest id is then deleted, and must not be
+        // handed out again after the rebuild.
+        let insert = |job: i64| format!(
+            "INSERT INTO careers_job_applications (careers_job_id, careers_user_profile_id, status, \
+             cover_letter, created_at, updated_at) VALUES ({job}, 1, 'submitted', 'x', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)");
+        let second_job = scalar(&app, "SELECT MIN(id) FROM careers_jobs WHERE id <> (SELECT careers_job_id FROM careers_job_applications WHERE id = 1)").await;
+        let second_job: i64 = second_job.parse().unwrap();
+        db.execute_unprepared(&insert(second_job)).await.unwrap();
+        assert_eq!(scalar(&app, "SELECT MAX(id) FROM careers_job_applications").await, "2");
+        db.execute_unprepared("DELETE FROM careers_job_applications WHERE id = 2").await.unwrap();
+
+        careers_api::db::migrate(db).await.unwrap();
+        let job_company = scalar(&app, "SELECT company_id FROM careers_jobs WHERE id = (SELECT careers_job_id FROM careers_job_applications WHERE id = 1)").await;
+        assert_eq!(scalar(&app, company_of_1).await, job_company, "filled from the job");
+        let second_company = scalar(&app, &format!("SELECT company_id FROM careers_jobs WHERE id = {second_job}")).await;
+        db.execute_unprepared(&insert(second_job).replace("careers_job_id, ", "careers_job_id, company_id, ")
+            .replace(&format!("VALUES ({second_job}, "), &format!("VALUES ({second_job}, {second_company}, ")))
+            .await
+            .unwrap();
+        assert_eq!(scalar(&app, "SELECT MAX(id) FROM careers_job_applications").await, "3", "id counter kept");
+        assert_eq!(scalar(&app, "SELECT COUNT(*) FROM careers_job_applications").await, "2");
+    }
+
+    async fn an_employers_application_page_walks_the_company_index(backend) {
+        // The page statement reads the company's applications in id order from the
+        // (company_id, id) index and stops after the page, rather than collecting and sorting
+        // all of them (docs/PERFORMANCE.md, session 6). PostgreSQL plans against its sizes, so
+        // its scans that read a whole table or index range before the first row (sequential,
+        // bitmap) and its sorts are turned off: with a company of many applications and a page
+        // of 25 it chooses so by cost; only an ordered index can then serve the page.
+        let app = TestApp::spawn(backend).await;
+        careers_api::seed::demo(&app.state.db, &app.state.passwords).await.unwrap();
+        let employer = app.login_raw(&careers_api::areas::USER, "employer@acme.example", "employer-password-1").await;
+        let employer = Creds::from_response(&careers_api::areas::USER, &employer);
+        let start = app.sql_statements().len();
+        let response = employer
+            .with_cookies(app.request(reqwest::Method::GET, "/org-user/careers/job_applications"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), reqwest::StatusCode::OK);
+        let statements = app.sql_statements()[start..].to_vec();
+        let page = statements.iter().find(|sql| sql.contains(" LIMIT ")).expect("the page statement");
+        let company = scalar(&app, "SELECT company_id FROM org_user_profiles op INNER JOIN identities_users u \
+            ON u.id = op.identities_user_id WHERE u.email = 'employer@acme.example'").await;
+        let page = page.replace("$1", &company).replace("$2", "25").replace("$3", "0");
+        let db = &*app.state.db;
+        let backend = db.get_database_backend();
+        let plan: Vec<String> = if backend == DatabaseBackend::Sqlite {
+            db.query_all_raw(Statement::from_string(backend, format!("EXPLAIN QUERY PLAN {page}")))
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.try_get_by_index::<String>(3).unwrap())
+                .collect()
+        } else {
+            let txn = db.begin().await.unwrap();
+            for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
+                txn.execute_unprepared(&format!("SET LOCAL {setting} = off")).await.unwrap();
+            }
+            let rows = txn.query_all_raw(Statement::from_string(backend, format!("EXPLAIN {page}"))).await.unwrap();
+            rows.iter().map(|row| row.try_get_by_index::<String>(0).unwrap()).collect()
+        };
+        // The page's own scan of `a` (the total's is a second one, `a_1` on PostgreSQL).
+        let page_scan = if backend == DatabaseBackend::Sqlite {
+            "SEARCH a USING INDEX careers_job_applications_company_id "
+        } else {
+            "Index Scan using careers_job_applications_company_id on careers_job_applications a "
+        };
+        assert!(plan.iter().any(|line| line.contains(page_scan)), "{plan:#?}");
+        assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort")), "{plan:#?}");
     }
 
     async fn migrations_are_idempotent(backend) {

@@ -180,8 +180,14 @@ pub async fn job(app: &TestApp, company_id: i64, title: &str, published: bool) -
 /// A submitted application with a cover letter.
 pub async fn application(app: &TestApp, job_id: i64, profile_id: i64) -> i64 {
     let now = Utc::now();
+    let job = careers::job::Entity::find_by_id(job_id)
+        .one(&*app.state.db)
+        .await
+        .unwrap()
+        .expect("the job applied to");
     careers::job_application::ActiveModel {
         careers_job_id: Set(job_id),
+        company_id: Set(job.company_id),
         careers_user_profile_id: Set(profile_id),
         status: Set("submitted".into()),
         cover_letter: Set("I would love to work with you.".into()),

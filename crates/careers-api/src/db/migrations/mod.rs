@@ -2,6 +2,7 @@
 
 mod m20261122_000001_identities;
 mod m20261122_000002_domain;
+mod m20261123_000003_application_company;
 
 use sea_orm_migration::prelude::*;
 
@@ -13,6 +14,7 @@ impl MigratorTrait for Migrator {
         vec![
             Box::new(m20261122_000001_identities::Migration),
             Box::new(m20261122_000002_domain::Migration),
+            Box::new(m20261123_000003_application_company::Migration),
         ]
     }
 }

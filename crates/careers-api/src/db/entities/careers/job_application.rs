@@ -8,6 +8,9 @@ pub struct Model {
     #[sea_orm(primary_key)]
     pub id: i64,
     pub careers_job_id: i64,
+    /// The job's company, kept equal to it by a foreign key (migration 3): the employer's
+    /// applications are one index range.
+    pub company_id: i64,
     pub careers_user_profile_id: i64,
     pub status: String,
     pub cover_letter: String,
