@@ -353,17 +353,20 @@ def main():
                         help="only the floor, the single-row GET and the list (for iterating)")
     parser.add_argument("--hold", action="store_true",
                         help="after the runs, print the servers' pids and wait (for perf/strace)")
+    parser.add_argument("--target-dir", default=None,
+                        help="run the binaries of this directory (for example target/pgo/release, built by "
+                             "crates/bench/pgo.sh); implies --no-build")
     parser.add_argument("--profile", default="release", choices=["release", "debug"],
                         help="debug builds quickly (CI smoke); figures are only meaningful in release")
     args = parser.parse_args()
     global TARGET
-    TARGET = os.path.join(ROOT, "target", args.profile)
+    TARGET = args.target_dir or os.path.join(ROOT, "target", args.profile)
     if args.smoke:
         args.duration, args.repeat = 1.0, 1
     for tool in ("taskset", "psql", "redis-cli"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is required")
-    if not args.no_build:
+    if not args.no_build and not args.target_dir:
         profile = ["--release"] if args.profile == "release" else []
         subprocess.run(["cargo", "build", *profile, "--quiet", "-p", "careers-api", "-p", "bench"],
                        cwd=ROOT, check=True)

@@ -195,5 +195,14 @@ async fn main() {
     let app = axum::Router::new()
         .route("/identities/user/{id}", get(user))
         .with_state(floor);
-    axum::serve(listener, app).await.unwrap();
+    // Ends on SIGTERM by returning from `main`, so that an instrumented build (crates/bench/pgo.sh)
+    // writes its profile.
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("a SIGTERM handler");
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            terminate.recv().await;
+        })
+        .await
+        .unwrap();
 }
