@@ -21,6 +21,22 @@ async fn scalar(app: &TestApp, sql: &str) -> String {
         .unwrap()
 }
 
+/// The job of the demo data's one application.
+const JOB_OF_1: &str = "(SELECT careers_job_id FROM careers_job_applications WHERE id = 1)";
+
+/// An application of profile 1 to `job`, with `company_id` when given (the column exists from
+/// migration 3 on).
+fn insert_application(job: i64, company: Option<&str>) -> String {
+    let (column, value) = company.map_or((String::new(), String::new()), |c| {
+        (", company_id".to_owned(), format!(", {c}"))
+    });
+    format!(
+        "INSERT INTO careers_job_applications (careers_job_id, careers_user_profile_id, status, \
+         cover_letter, created_at, updated_at{column}) \
+         VALUES ({job}, 1, 'submitted', 'x', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP{value})"
+    )
+}
+
 backend_tests! {
     async fn sqlite_runs_with_foreign_keys_wal_and_a_busy_timeout(backend) {
         let app = TestApp::spawn(backend).await;
@@ -106,7 +122,6 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         careers_api::seed::demo(&app.state.db, &app.state.passwords).await.unwrap();
         let db = &*app.state.db;
-        const JOB_OF_1: &str = "(SELECT careers_job_id FROM careers_job_applications WHERE id = 1)";
         let own = scalar(&app, &format!("SELECT company_id FROM careers_jobs WHERE id = {JOB_OF_1}")).await;
         assert_eq!(scalar(&app, "SELECT company_id FROM careers_job_applications WHERE id = 1").await, own);
         let other = scalar(&app, &format!("SELECT MIN(id) FROM org_companies WHERE id <> {own}")).await;
@@ -129,23 +144,17 @@ backend_tests! {
         assert!(db.query_one_raw(Statement::from_string(backend, company_of_1)).await.is_err(), "down drops the column");
         // Rows written under the old schema; the highest id is then deleted, and must not be
         // handed out again after the rebuild.
-        let insert = |job: i64| format!(
-            "INSERT INTO careers_job_applications (careers_job_id, careers_user_profile_id, status, \
-             cover_letter, created_at, updated_at) VALUES ({job}, 1, 'submitted', 'x', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP)");
-        let second_job = scalar(&app, "SELECT MIN(id) FROM careers_jobs WHERE id <> (SELECT careers_job_id FROM careers_job_applications WHERE id = 1)").await;
+        let second_job = scalar(&app, &format!("SELECT MIN(id) FROM careers_jobs WHERE id <> {JOB_OF_1}")).await;
         let second_job: i64 = second_job.parse().unwrap();
-        db.execute_unprepared(&insert(second_job)).await.unwrap();
+        db.execute_unprepared(&insert_application(second_job, None)).await.unwrap();
         assert_eq!(scalar(&app, "SELECT MAX(id) FROM careers_job_applications").await, "2");
         db.execute_unprepared("DELETE FROM careers_job_applications WHERE id = 2").await.unwrap();
 
         careers_api::db::migrate(db).await.unwrap();
-        let job_company = scalar(&app, "SELECT company_id FROM careers_jobs WHERE id = (SELECT careers_job_id FROM careers_job_applications WHERE id = 1)").await;
+        let job_company = scalar(&app, &format!("SELECT company_id FROM careers_jobs WHERE id = {JOB_OF_1}")).await;
         assert_eq!(scalar(&app, company_of_1).await, job_company, "filled from the job");
         let second_company = scalar(&app, &format!("SELECT company_id FROM careers_jobs WHERE id = {second_job}")).await;
-        db.execute_unprepared(&insert(second_job).replace("careers_job_id, ", "careers_job_id, company_id, ")
-            .replace(&format!("VALUES ({second_job}, "), &format!("VALUES ({second_job}, {second_company}, ")))
-            .await
-            .unwrap();
+        db.execute_unprepared(&insert_application(second_job, Some(&second_company))).await.unwrap();
         assert_eq!(scalar(&app, "SELECT MAX(id) FROM careers_job_applications").await, "3", "id counter kept");
         assert_eq!(scalar(&app, "SELECT COUNT(*) FROM careers_job_applications").await, "2");
     }
