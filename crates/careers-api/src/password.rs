@@ -4,10 +4,12 @@
 //! does it, each reusing its own 19 MiB memory block instead of allocating one per call, at the
 //! lowest CPU priority so that a login storm cannot slow other requests down. Jobs wait in a
 //! bounded queue; when it is full, a login is refused at once (503) rather than queued without
-//! end. A login for an unknown e-mail still verifies against a dummy hash, so timing does not
-//! reveal which e-mails exist.
+//! end, and before it does any other work: a login first takes its place among the hashing
+//! jobs ([`Passwords::admit`]), so a refused one costs no database or store round trip. A login
+//! for an unknown e-mail still verifies against a dummy hash, so timing does not reveal which
+//! e-mails exist.
 
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
 
@@ -30,6 +32,10 @@ type Job = Box<dyn FnOnce(&mut [Block]) + Send>;
 
 pub struct Passwords {
     jobs: SyncSender<Job>,
+    /// Jobs admitted and not yet finished (waiting, running, or still to be sent), at most
+    /// `capacity`: the queue plus one running job per thread.
+    admitted: AtomicUsize,
+    capacity: usize,
     params: Params,
     dummy: String,
     verifications: AtomicU64,
@@ -47,7 +53,7 @@ impl Passwords {
             &mut block(),
         )
         .expect("hashing a fixed password cannot fail");
-        let (jobs, queue) = sync_channel::<Job>(threads * QUEUE_PER_THREAD);
+        let (jobs, queue) = sync_channel::<Job>(threads * (QUEUE_PER_THREAD + 1));
         let queue = Arc::new(Mutex::new(queue));
         for n in 0..threads {
             let queue = queue.clone();
@@ -58,17 +64,28 @@ impl Passwords {
         }
         Arc::new(Self {
             jobs,
+            admitted: AtomicUsize::new(0),
+            capacity: threads * (QUEUE_PER_THREAD + 1),
             params,
             dummy,
             verifications: AtomicU64::new(0),
         })
     }
 
+    /// A place among the hashing jobs, or `Busy` (503) when all are taken.
+    pub fn admit(self: &Arc<Self>) -> Result<Admission, ApiError> {
+        self.admitted
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.capacity).then_some(n + 1)
+            })
+            .map(|_| Admission {
+                passwords: self.clone(),
+            })
+            .map_err(|_| ApiError::Busy)
+    }
+
     pub async fn hash(self: &Arc<Self>, password: String) -> Result<String, ApiError> {
-        let params = self.params.clone();
-        self.run(move |block| hash_with(&params, password.as_bytes(), block))
-            .await?
-            .ok_or(ApiError::Internal)
+        self.admit()?.hash(password).await
     }
 
     /// Verifies `password` against `digest`, or against the dummy hash when there is no
@@ -78,29 +95,61 @@ impl Passwords {
         password: String,
         digest: Option<String>,
     ) -> Result<bool, ApiError> {
-        let exists = digest.is_some();
-        let digest = digest.unwrap_or_else(|| self.dummy.clone());
-        self.verifications.fetch_add(1, Ordering::Relaxed);
-        let matched = self
-            .run(move |block| verify_with(password.as_bytes(), &digest, block))
-            .await?;
-        Ok(exists && matched)
+        self.admit()?.verify(password, digest).await
     }
 
     /// How many verifications ran (real or dummy): lets tests prove unknown e-mails cost one.
     pub fn verifications(&self) -> u64 {
         self.verifications.load(Ordering::Relaxed)
     }
+}
 
+/// A place among the hashing jobs ([`Passwords::admit`]), given back when its hash is done or
+/// when it is dropped unused.
+pub struct Admission {
+    passwords: Arc<Passwords>,
+}
+
+impl Drop for Admission {
+    fn drop(&mut self) {
+        self.passwords.admitted.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+impl Admission {
+    pub async fn hash(self, password: String) -> Result<String, ApiError> {
+        let params = self.passwords.params.clone();
+        self.run(move |block| hash_with(&params, password.as_bytes(), block))
+            .await?
+            .ok_or(ApiError::Internal)
+    }
+
+    /// [`Passwords::verify`] in this place.
+    pub async fn verify(self, password: String, digest: Option<String>) -> Result<bool, ApiError> {
+        let exists = digest.is_some();
+        let digest = digest.unwrap_or_else(|| self.passwords.dummy.clone());
+        self.passwords.verifications.fetch_add(1, Ordering::Relaxed);
+        let matched = self
+            .run(move |block| verify_with(password.as_bytes(), &digest, block))
+            .await?;
+        Ok(exists && matched)
+    }
+
+    /// Runs `work` on a hashing thread; the place is given back when it has run.
     async fn run<R: Send + 'static>(
-        &self,
+        self,
         work: impl FnOnce(&mut [Block]) -> R + Send + 'static,
     ) -> Result<R, ApiError> {
         let (done, result) = oneshot::channel();
+        let jobs = self.passwords.jobs.clone();
         let job: Job = Box::new(move |block| {
-            let _ = done.send(work(block));
+            let output = work(block);
+            // Given back before the answer, so that the caller's next job finds its place.
+            drop(self);
+            let _ = done.send(output);
         });
-        match self.jobs.try_send(job) {
+        // Every queued job holds a place and the queue holds `capacity` jobs: it is never full.
+        match jobs.try_send(job) {
             Ok(()) => result.await.map_err(|_| ApiError::Internal),
             Err(TrySendError::Full(_)) => Err(ApiError::Busy),
             Err(TrySendError::Disconnected(_)) => Err(ApiError::Unavailable),
@@ -265,6 +314,26 @@ mod queue_tests {
             hashing += 1;
         }
         assert!(hashing >= 1, "no hashing thread found");
+    }
+
+    #[tokio::test]
+    async fn places_are_bounded_and_given_back_when_dropped_or_done() {
+        let passwords = Passwords::new(1);
+        let held: Vec<_> = (0..1 + QUEUE_PER_THREAD)
+            .map(|_| passwords.admit().unwrap())
+            .collect();
+        assert!(matches!(passwords.admit(), Err(ApiError::Busy)));
+        assert!(matches!(
+            passwords.verify("x".into(), None).await,
+            Err(ApiError::Busy)
+        ));
+        // A place dropped unused is free again; one used is free again once its hash is done.
+        let mut held = held.into_iter();
+        drop(held.next());
+        let place = passwords.admit().unwrap();
+        assert!(matches!(passwords.admit(), Err(ApiError::Busy)));
+        assert!(!place.verify("x".into(), None).await.unwrap());
+        assert!(passwords.admit().is_ok());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -96,6 +96,9 @@ async fn login<P: Principal>(
     let (Some(email), Some(password)) = (form.email, form.password) else {
         return Err(ApiError::Internal);
     };
+    // A place among the hashing jobs first: a login refused for load (503) costs no database
+    // or store round trip (DECISIONS 55).
+    let admission = state.passwords.admit()?;
     let throttle = LoginThrottle::new(&P::CONTEXT, &normalize_email(&email), &client);
     throttle.check(&state, &P::CONTEXT).await?;
     let account = P::find_by_email(&state, &email).await?;
@@ -104,7 +107,7 @@ async fn login<P: Principal>(
         None => (None, None, None),
     };
     // Unknown e-mails verify against a dummy hash: same answer, same cost.
-    let verified = state.passwords.verify(password, digest).await?;
+    let verified = admission.verify(password, digest).await?;
     let (true, Some(id), Some(view)) = (verified, id, view) else {
         tracing::warn!(context = P::CONTEXT.name, identity_id = id, "login failed");
         throttle.failed(&state).await?;

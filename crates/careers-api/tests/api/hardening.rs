@@ -38,6 +38,27 @@ backend_tests! {
         assert_error(ghost, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
     }
 
+    async fn a_login_refused_for_load_costs_no_round_trip_and_counts_nothing(backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_user("ada@example.com").await;
+        // Every place among the hashing jobs taken, as in a login storm.
+        let held: Vec<_> = std::iter::from_fn(|| app.state.passwords.admit().ok()).collect();
+        assert!(!held.is_empty());
+        let (statements, verifications) = (app.statements(), app.state.passwords.verifications());
+        for _ in 0..ACCOUNT_LIMIT + 1 {
+            let refused = app.login_raw(&USER, "ada@example.com", "wrong-password").await;
+            assert_eq!(refused.headers()["retry-after"], "1");
+            assert!(set_cookies(&refused).is_empty());
+            assert_error(refused, StatusCode::SERVICE_UNAVAILABLE, "unavailable").await;
+        }
+        // Refused before the account was read or a password checked...
+        assert_eq!(app.statements(), statements);
+        assert_eq!(app.state.passwords.verifications(), verifications);
+        // ... and not counted as failed attempts: once the storm is over, the login goes through.
+        drop(held);
+        assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
+    }
+
     async fn a_successful_login_resets_the_accounts_count(backend) {
         let app = TestApp::spawn(backend).await;
         app.create_user("ada@example.com").await;
