@@ -88,16 +88,6 @@ impl Passwords {
         self.admit()?.hash(password).await
     }
 
-    /// Verifies `password` against `digest`, or against the dummy hash when there is no
-    /// account, so that both cases cost the same.
-    pub async fn verify(
-        self: &Arc<Self>,
-        password: String,
-        digest: Option<String>,
-    ) -> Result<bool, ApiError> {
-        self.admit()?.verify(password, digest).await
-    }
-
     /// How many verifications ran (real or dummy): lets tests prove unknown e-mails cost one.
     pub fn verifications(&self) -> u64 {
         self.verifications.load(Ordering::Relaxed)
@@ -124,7 +114,8 @@ impl Admission {
             .ok_or(ApiError::Internal)
     }
 
-    /// [`Passwords::verify`] in this place.
+    /// Verifies `password` against `digest`, or against the dummy hash when there is no
+    /// account, so that both cases cost the same.
     pub async fn verify(self, password: String, digest: Option<String>) -> Result<bool, ApiError> {
         let exists = digest.is_some();
         let digest = digest.unwrap_or_else(|| self.passwords.dummy.clone());
@@ -257,25 +248,14 @@ mod tests {
         let passwords = Passwords::new(1);
         let digest = passwords.hash("correct horse".into()).await.unwrap();
         assert!(digest.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
-        assert!(
-            passwords
-                .verify("correct horse".into(), Some(digest.clone()))
-                .await
-                .unwrap()
-        );
-        assert!(
-            !passwords
-                .verify("wrong horse".into(), Some(digest))
-                .await
-                .unwrap()
-        );
-        assert!(!passwords.verify("anything".into(), None).await.unwrap());
-        assert!(
-            !passwords
-                .verify("x".into(), Some("not a hash".into()))
-                .await
-                .unwrap()
-        );
+        let verify = |password: &str, digest: Option<String>| {
+            let place = passwords.admit().unwrap();
+            place.verify(password.into(), digest)
+        };
+        assert!(verify("correct horse", Some(digest.clone())).await.unwrap());
+        assert!(!verify("wrong horse", Some(digest)).await.unwrap());
+        assert!(!verify("anything", None).await.unwrap());
+        assert!(!verify("x", Some("not a hash".into())).await.unwrap());
     }
 
     #[test]
@@ -324,7 +304,7 @@ mod queue_tests {
             .collect();
         assert!(matches!(passwords.admit(), Err(ApiError::Busy)));
         assert!(matches!(
-            passwords.verify("x".into(), None).await,
+            passwords.hash("x".into()).await,
             Err(ApiError::Busy)
         ));
         // A place dropped unused is free again; one used is free again once its hash is done.
@@ -341,7 +321,12 @@ mod queue_tests {
         let passwords = Passwords::new(1);
         let digest = passwords.hash("some password".into()).await.unwrap();
         let attempts = 1 + QUEUE_PER_THREAD + 20;
-        let calls = (0..attempts).map(|_| passwords.verify("x".into(), Some(digest.clone())));
+        let calls = (0..attempts).map(|_| async {
+            passwords
+                .admit()?
+                .verify("x".into(), Some(digest.clone()))
+                .await
+        });
         let results = futures::future::join_all(calls).await;
         let busy = results
             .iter()
