@@ -30,6 +30,7 @@ import sys
 import tempfile
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from datetime import datetime, timezone
 
@@ -166,7 +167,6 @@ def run_pair(name, args, work):
         wait_ready(base + "/health/ready")
 
         # 25 applications to Acme's job, each applicant with certificates, experiences, skills.
-        admin = login(base, "admin@example.com", "admin-password-1", "/team/identities/admins/sessions")
         for i in range(24):
             email = f"applicant{i}@bench.example"
             http("POST", base + "/identities/users", {
@@ -185,25 +185,34 @@ def run_pair(name, args, work):
                 "careers_job": {"id": 1}, "careers_user_profile": {"id": profile_id},
                 "cover_letter": "Hello"}, cookie, csrf)
             assert status == 201, body
-        del admin
 
         plain = login(base, "plain@example.com", "plain-password-1")
-        _, _, me = http("GET", base + "/admin-user/identities/users?q=plain",
-                        cookie="team_jwt_access=" + login(base, "admin@example.com", "admin-password-1",
-                                                           "/team/identities/admins/sessions")["team_jwt_access"])
-        plain_id = me["identities_users"][0]["id"]
         employer = login(base, "employer@acme.example", "employer-password-1")
-        status, _, apps = http("GET", base + "/org-user/careers/job_applications?per_page=25",
-                               cookie="jwt_access=" + employer["jwt_access"])
+        team = "team_jwt_access=" + login(base, "admin@example.com", "admin-password-1",
+                                          "/team/identities/admins/sessions")["team_jwt_access"]
+
+        def user_id(email):
+            _, _, found = http("GET", base + "/admin-user/identities/users?q=" + urllib.parse.quote(email),
+                               cookie=team)
+            return next(u["id"] for u in found["identities_users"] if u["email"] == email)
+
+        plain_id, employer_id = user_id("plain@example.com"), user_id("employer@acme.example")
+        list_path = "/org-user/careers/job_applications?per_page=25"
+        status, _, apps = http("GET", base + list_path, cookie="jwt_access=" + employer["jwt_access"])
         assert status == 200 and len(apps["careers_job_applications"]) == 25, apps
 
-        floor_env = dict(pair.env, BIND_ADDR=f"127.0.0.1:{floor_port}", FLOOR_USER_ID=str(plain_id))
+        floor_env = dict(pair.env, BIND_ADDR=f"127.0.0.1:{floor_port}", FLOOR_USER_ID=str(plain_id),
+                         FLOOR_EMPLOYER_ID=str(employer_id))
         floor = subprocess.Popen(["taskset", "-c", "0", bin_floor], env=floor_env,
                                  stdout=subprocess.PIPE, text=True)
         token = floor.stdout.readline().split()[1]
+        employer_token = floor.stdout.readline().split()[1]
         floor_base = f"http://127.0.0.1:{floor_port}"
         status, _, _ = http("GET", f"{floor_base}/identities/user/{plain_id}", cookie=f"jwt_access={token}")
         assert status == 200, status
+        # The list's floor answers the same JSON as careers-api: the same work, less code.
+        status, _, floor_apps = http("GET", floor_base + list_path, cookie=f"jwt_access={employer_token}")
+        assert status == 200 and floor_apps == apps, (status, floor_apps, apps)
 
         d, c = args.duration, args.connections
         results = {}
@@ -221,8 +230,11 @@ def run_pair(name, args, work):
             record("GET user", measure(api.pid, api_port, d, path=user_path, connections=c,
                                        headers=[f"Cookie: jwt_access={plain['jwt_access']}"]))
             record("GET job_applications", measure(
-                api.pid, api_port, d, path="/org-user/careers/job_applications?per_page=25",
+                api.pid, api_port, d, path=list_path,
                 connections=c, headers=[f"Cookie: jwt_access={employer['jwt_access']}"]))
+            record("floor job_applications", measure(
+                floor.pid, floor_port, d, path=list_path,
+                connections=c, headers=[f"Cookie: jwt_access={employer_token}"]))
             if args.reads_only:
                 continue
             sessions_file = os.path.join(work, "sessions.txt")
@@ -265,6 +277,7 @@ def run_pair(name, args, work):
                               "floor_port": floor_port, "user_path": user_path,
                               "user_cookie": f"jwt_access={plain['jwt_access']}",
                               "floor_cookie": f"jwt_access={token}",
+                              "floor_employer_cookie": f"jwt_access={employer_token}",
                               "employer_cookie": f"jwt_access={employer['jwt_access']}",
                               "release": hold}), flush=True)
             while os.path.exists(hold):
@@ -300,12 +313,24 @@ def table(all_results, args):
         # does not depend on the other core: also a median of the repeats' own ratios.
         cpu_paired = sorted(per_request(f) / per_request(g)
                             for f, g in zip(results["floor GET user"], results["GET user"]))
+        # The list against the list's floor, and the floor's own list against the floor's GET:
+        # how far the list is from its floor, and how far the list target is from the floor's.
+        list_paired = sorted(l["rps"] / f["rps"] for l, f in zip(results["GET job_applications"],
+                                                                  results["floor job_applications"]))
+        floor_list_paired = sorted(l["rps"] / f["rps"] for l, f in zip(results["floor job_applications"],
+                                                                        results["floor GET user"]))
+
+        def ratio_text(ratios, of):
+            return f"{statistics.median(ratios):.2f}× {of} ({ratios[0]:.2f}–{ratios[-1]:.2f})"
+
         for scenario, runs in results.items():
             rps = median(runs, "rps")
             ratio = {"floor GET user": "1.00×",
                      "GET user": f"{statistics.median(paired):.2f}× ({paired[0]:.2f}–{paired[-1]:.2f}); "
                                  f"CPU {statistics.median(cpu_paired):.2f}× "
-                                 f"({cpu_paired[0]:.2f}–{cpu_paired[-1]:.2f})"}.get(scenario, "")
+                                 f"({cpu_paired[0]:.2f}–{cpu_paired[-1]:.2f})",
+                     "GET job_applications": ratio_text(list_paired, "the floor's list"),
+                     "floor job_applications": ratio_text(floor_list_paired, "the floor's GET")}.get(scenario, "")
             cpu = median(runs, "cpu")
             cpu_text = "" if cpu != cpu else f"{cpu:.0f}"
             us = statistics.median(per_request(r) for r in runs)
@@ -315,10 +340,11 @@ def table(all_results, args):
         get_ratio = statistics.median(paired)
         list_ratio = statistics.median(l["rps"] / g["rps"] for g, l in zip(results["GET user"],
                                                                            results["GET job_applications"]))
+        list_text = f"{list_ratio:.2f}× (the floor's own: {statistics.median(floor_list_paired):.2f}×)"
         if "login" not in results:
             verdicts += [
                 (pair, "authenticated GET ≥ 0.9× floor", f"{get_ratio:.2f}×", get_ratio >= 0.9),
-                (pair, "job_applications list ≥ 0.5× single-row GET", f"{list_ratio:.2f}×",
+                (pair, "job_applications list ≥ 0.5× single-row GET", list_text,
                  list_ratio >= 0.5),
             ]
             continue
@@ -333,7 +359,7 @@ def table(all_results, args):
              logins >= 40),
             (pair, "reads p99 during login storm ≤ 2× idle", f"{storm_p99:.2f} / {idle_p99:.2f} ms",
              storm_p99 <= 2 * idle_p99),
-            (pair, "job_applications list ≥ 0.5× single-row GET", f"{list_ratio:.2f}×", list_ratio >= 0.5),
+            (pair, "job_applications list ≥ 0.5× single-row GET", list_text, list_ratio >= 0.5),
         ]
     lines += ["", "| pair | target | measured | met |", "|---|---|---|---|"]
     lines += [f"| {p} | {t} | {m} | {'yes' if ok else 'NO'} |" for p, t, m, ok in verdicts]

@@ -2,17 +2,26 @@
 //! `GET /identities/user/{id}`: read the cookie, verify the HS256 token, one session-store
 //! lookup, one row read, JSON. careers-api's figures are reported as ratios to this one.
 //!
+//! Also the list's floor, `GET /org-user/careers/job_applications` (`page`, `per_page`): the
+//! same session checks, then **one** statement for the page of the employer's applications with
+//! their applicant's profile and user, the total, and the employer check folded into it (the
+//! company is the session user's org profile's), decoded by position, and the same JSON as
+//! careers-api's. It does not tell a missing org profile (careers-api's 403) from an empty
+//! page: the least work for the benchmark's request, whose employer has one.
+//!
 //! Environment: BIND_ADDR, DATABASE_URL (sqlite:// or postgres://), DATABASE_SCHEMA, REDIS_URL,
-//! REDIS_KEY_PREFIX, JWT_SIGNING_SECRET, FLOOR_USER_ID. Prints `TOKEN <jwt>` for its session.
+//! REDIS_KEY_PREFIX, JWT_SIGNING_SECRET, FLOOR_USER_ID, FLOOR_EMPLOYER_ID. Prints
+//! `TOKEN <jwt>` for the user's session, then `EMPLOYER_TOKEN <jwt>` for the employer's.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use axum::Json;
-use axum::extract::{Path, State};
+use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::routing::get;
 use base64::Engine as _;
+use chrono::{DateTime, Utc};
 use fred::prelude::*;
 use jsonwebtoken::{Algorithm, DecodingKey, EncodingKey, Header, Validation};
 use serde::{Deserialize, Serialize};
@@ -62,11 +71,8 @@ struct Floor {
 const SELECT: &str = "SELECT id, country_id, email, first_name, last_name, phone_code, mobile \
                       FROM identities_users WHERE id = $1";
 
-async fn user(
-    State(floor): State<Arc<Floor>>,
-    Path(id): Path<i64>,
-    headers: HeaderMap,
-) -> Result<Json<User>, StatusCode> {
+/// The session's user: the cookie, the token's signature and claims, one store lookup.
+async fn session(floor: &Floor, headers: &HeaderMap) -> Result<i64, StatusCode> {
     let token = headers
         .get(header::COOKIE)
         .and_then(|v| v.to_str().ok())
@@ -88,7 +94,15 @@ async fn user(
     if current.as_deref() != Some(claims.uid.as_str()) {
         return Err(StatusCode::UNAUTHORIZED);
     }
-    if claims.user_id != id {
+    Ok(claims.user_id)
+}
+
+async fn user(
+    State(floor): State<Arc<Floor>>,
+    Path(id): Path<i64>,
+    headers: HeaderMap,
+) -> Result<Json<User>, StatusCode> {
+    if session(&floor, &headers).await? != id {
         return Err(StatusCode::NOT_FOUND);
     }
     let row = match &floor.db {
@@ -108,6 +122,130 @@ async fn user(
     row.map_err(|_| StatusCode::SERVICE_UNAVAILABLE)?
         .map(Json)
         .ok_or(StatusCode::NOT_FOUND)
+}
+
+#[derive(Deserialize)]
+struct Paging {
+    page: Option<u64>,
+    per_page: Option<u64>,
+}
+
+#[derive(Serialize)]
+struct Applications {
+    careers_job_applications: Vec<Application>,
+    meta: Meta,
+}
+
+#[derive(Serialize)]
+struct Meta {
+    page: u64,
+    per_page: u64,
+    total: i64,
+}
+
+#[derive(Serialize)]
+struct Application {
+    id: i64,
+    status: String,
+    cover_letter: String,
+    created_at: DateTime<Utc>,
+    updated_at: DateTime<Utc>,
+    career_user_profile: Applicant,
+}
+
+#[derive(Serialize)]
+struct Applicant {
+    id: i64,
+    identities_user: UserBrief,
+}
+
+#[derive(Serialize)]
+struct UserBrief {
+    id: i64,
+    first_name: String,
+    last_name: String,
+}
+
+/// A row of [`PAGE`], by position.
+type ApplicationRow = (
+    i64,
+    String,
+    String,
+    DateTime<Utc>,
+    DateTime<Utc>,
+    i64,
+    i64,
+    String,
+    String,
+    i64,
+);
+
+const PAGE: &str = "SELECT a.id, a.status, a.cover_letter, a.created_at, a.updated_at, p.id, u.id, \
+                    u.first_name, u.last_name, (SELECT COUNT(*) FROM careers_job_applications c \
+                    WHERE c.company_id = (SELECT company_id FROM org_user_profiles \
+                    WHERE identities_user_id = $1)) \
+                    FROM careers_job_applications a \
+                    INNER JOIN careers_user_profiles p ON p.id = a.careers_user_profile_id \
+                    INNER JOIN identities_users u ON u.id = p.identities_user_id \
+                    WHERE a.company_id = (SELECT company_id FROM org_user_profiles \
+                    WHERE identities_user_id = $1) \
+                    ORDER BY a.id LIMIT $2 OFFSET $3";
+
+async fn applications(
+    State(floor): State<Arc<Floor>>,
+    Query(paging): Query<Paging>,
+    headers: HeaderMap,
+) -> Result<Json<Applications>, StatusCode> {
+    let user_id = session(&floor, &headers).await?;
+    let page = paging.page.unwrap_or(1).max(1);
+    let per_page = paging.per_page.unwrap_or(25).clamp(1, 100);
+    let offset = ((page - 1) * per_page) as i64;
+    let rows = match &floor.db {
+        Db::Sqlite(pool) => {
+            sqlx::query_as::<_, ApplicationRow>(PAGE)
+                .bind(user_id)
+                .bind(per_page as i64)
+                .bind(offset)
+                .fetch_all(pool)
+                .await
+        }
+        Db::Postgres(pool) => {
+            sqlx::query_as::<_, ApplicationRow>(PAGE)
+                .bind(user_id)
+                .bind(per_page as i64)
+                .bind(offset)
+                .fetch_all(pool)
+                .await
+        }
+    }
+    .map_err(|_| StatusCode::SERVICE_UNAVAILABLE)?;
+    let total = rows.first().map_or(0, |row| row.9);
+    let careers_job_applications = rows
+        .into_iter()
+        .map(|r| Application {
+            id: r.0,
+            status: r.1,
+            cover_letter: r.2,
+            created_at: r.3,
+            updated_at: r.4,
+            career_user_profile: Applicant {
+                id: r.5,
+                identities_user: UserBrief {
+                    id: r.6,
+                    first_name: r.7,
+                    last_name: r.8,
+                },
+            },
+        })
+        .collect();
+    Ok(Json(Applications {
+        careers_job_applications,
+        meta: Meta {
+            page,
+            per_page,
+            total,
+        },
+    }))
 }
 
 fn id() -> String {
@@ -130,6 +268,8 @@ async fn main() {
                 .max_connections(8)
                 // As careers-api: no liveness ping on an embedded file connection.
                 .test_before_acquire(false)
+                // As careers-api: prepared statements stay compiled although `LIMIT` is bound.
+                .after_connect(|conn, _| Box::pin(careers_api::db::stable_query_plans(conn)))
                 .connect(&url)
                 .await
                 .unwrap(),
@@ -149,7 +289,10 @@ async fn main() {
                 .unwrap(),
         )
     };
-    let (uid, ruid) = (id(), id());
+    let user_id: i64 = var("FLOOR_USER_ID").map_or(1, |v| v.parse().unwrap());
+    let employer_id: i64 = var("FLOOR_EMPLOYER_ID").map_or(1, |v| v.parse().unwrap());
+    // One session for each: (user id, uid, ruid).
+    let sessions = [user_id, employer_id].map(|user| (user, id(), id()));
     let store = match var("REDIS_URL") {
         Some(url) => {
             let client = Builder::from_config(Config::from_url(&url).unwrap())
@@ -157,35 +300,43 @@ async fn main() {
                 .unwrap();
             client.init().await.unwrap();
             let prefix = var("REDIS_KEY_PREFIX").unwrap_or_else(|| "careers:".into());
-            let key = format!("{prefix}default:{{{ruid}}}");
-            let _: () = client.hset(&key, ("u", uid.as_str())).await.unwrap();
-            let _: () = client.expire(&key, 3600, None).await.unwrap();
+            for (_, uid, ruid) in &sessions {
+                let key = format!("{prefix}default:{{{ruid}}}");
+                let _: () = client.hset(&key, ("u", uid.as_str())).await.unwrap();
+                let _: () = client.expire(&key, 3600, None).await.unwrap();
+            }
             Store::Redis(client, prefix)
         }
-        None => Store::Memory(Mutex::new(HashMap::from([(ruid.clone(), uid.clone())]))),
+        None => Store::Memory(Mutex::new(
+            sessions
+                .iter()
+                .map(|(_, uid, ruid)| (ruid.clone(), uid.clone()))
+                .collect(),
+        )),
     };
-    let user_id: i64 = var("FLOOR_USER_ID").map_or(1, |v| v.parse().unwrap());
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
         .as_secs() as i64;
-    let claims = Claims {
-        user_id,
-        uid,
-        ruid,
-        iat: now,
-        exp: now + 3600,
-    };
-    let token = jsonwebtoken::encode(
-        &Header::new(Algorithm::HS256),
-        &claims,
-        &EncodingKey::from_secret(secret.as_bytes()),
-    )
-    .unwrap();
+    let [user_token, employer_token] = sessions.map(|(user_id, uid, ruid)| {
+        let claims = Claims {
+            user_id,
+            uid,
+            ruid,
+            iat: now,
+            exp: now + 3600,
+        };
+        jsonwebtoken::encode(
+            &Header::new(Algorithm::HS256),
+            &claims,
+            &EncodingKey::from_secret(secret.as_bytes()),
+        )
+        .unwrap()
+    });
     // Listening before the token is printed: the caller sends its first request on reading it.
     let addr = var("BIND_ADDR").unwrap_or_else(|| "127.0.0.1:3100".into());
     let listener = tokio::net::TcpListener::bind(&addr).await.unwrap();
-    println!("TOKEN {token}");
+    println!("TOKEN {user_token}\nEMPLOYER_TOKEN {employer_token}");
     let floor = Arc::new(Floor {
         key: DecodingKey::from_secret(secret.as_bytes()),
         validation: Validation::new(Algorithm::HS256),
@@ -194,6 +345,7 @@ async fn main() {
     });
     let app = axum::Router::new()
         .route("/identities/user/{id}", get(user))
+        .route("/org-user/careers/job_applications", get(applications))
         .with_state(floor);
     // Ends on SIGTERM by returning from `main`, so that an instrumented build (crates/bench/pgo.sh)
     // writes its profile.

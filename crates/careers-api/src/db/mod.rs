@@ -14,6 +14,7 @@ use sea_orm_migration::MigratorTrait;
 
 pub use hot::{Columns, Db, FromRow, HotRow};
 pub use migrations::Migrator;
+pub use sqlite::stable_query_plans;
 
 /// Opens the database of `url`. SQLite gets foreign keys, WAL and a busy timeout, and its file
 /// (and folder) is created on first start. `schema` selects a PostgreSQL schema.
