@@ -50,6 +50,17 @@ enum Db {
     Postgres(PgPool),
 }
 
+/// Evaluates `$run` with `$pool` bound to the pool of either driver: written once, compiled for
+/// each (their row types differ).
+macro_rules! on_pool {
+    ($db:expr, |$pool:ident| $run:expr) => {
+        match $db {
+            Db::Sqlite($pool) => $run,
+            Db::Postgres($pool) => $run,
+        }
+    };
+}
+
 #[derive(Serialize, sqlx::FromRow)]
 struct User {
     id: i64,
@@ -105,20 +116,10 @@ async fn user(
     if session(&floor, &headers).await? != id {
         return Err(StatusCode::NOT_FOUND);
     }
-    let row = match &floor.db {
-        Db::Sqlite(pool) => {
-            sqlx::query_as::<_, User>(SELECT)
-                .bind(id)
-                .fetch_optional(pool)
-                .await
-        }
-        Db::Postgres(pool) => {
-            sqlx::query_as::<_, User>(SELECT)
-                .bind(id)
-                .fetch_optional(pool)
-                .await
-        }
-    };
+    let row = on_pool!(&floor.db, |pool| sqlx::query_as::<_, User>(SELECT)
+        .bind(id)
+        .fetch_optional(pool)
+        .await);
     row.map_err(|_| StatusCode::SERVICE_UNAVAILABLE)?
         .map(Json)
         .ok_or(StatusCode::NOT_FOUND)
@@ -200,24 +201,12 @@ async fn applications(
     let page = paging.page.unwrap_or(1).max(1);
     let per_page = paging.per_page.unwrap_or(25).clamp(1, 100);
     let offset = ((page - 1) * per_page) as i64;
-    let rows = match &floor.db {
-        Db::Sqlite(pool) => {
-            sqlx::query_as::<_, ApplicationRow>(PAGE)
-                .bind(user_id)
-                .bind(per_page as i64)
-                .bind(offset)
-                .fetch_all(pool)
-                .await
-        }
-        Db::Postgres(pool) => {
-            sqlx::query_as::<_, ApplicationRow>(PAGE)
-                .bind(user_id)
-                .bind(per_page as i64)
-                .bind(offset)
-                .fetch_all(pool)
-                .await
-        }
-    }
+    let rows = on_pool!(&floor.db, |pool| sqlx::query_as::<_, ApplicationRow>(PAGE)
+        .bind(user_id)
+        .bind(per_page as i64)
+        .bind(offset)
+        .fetch_all(pool)
+        .await)
     .map_err(|_| StatusCode::SERVICE_UNAVAILABLE)?;
     let total = rows.first().map_or(0, |row| row.9);
     let careers_job_applications = rows
