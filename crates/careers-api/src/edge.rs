@@ -5,8 +5,10 @@
 //!   on the response;
 //! - `Cache-Control: no-store` unless the handler chose otherwise, and
 //!   `X-Content-Type-Options: nosniff` (docs/DECISIONS.md 20);
-//! - one access-log event per request at info: method, path (never the query string), status,
-//!   latency in microseconds and the request id (docs/DECISIONS.md 19);
+//! - one access-log line per request at info: method, path (never the query string), status,
+//!   latency in microseconds and the request id (docs/DECISIONS.md 19). With the JSON format
+//!   the layer writes it straight into the log's batched sink, under the same filter, instead
+//!   of as a tracing event (docs/DECISIONS.md 57); the tests check both ways write the same;
 //! - a handler that panics answers the contract's 500 `internal` body and logs "handler
 //!   panicked" at error level, instead of dropping the connection.
 //!
@@ -28,7 +30,10 @@ use axum::http::{HeaderName, HeaderValue, Method, Request, Response, header};
 use axum::response::IntoResponse;
 use tower::{Layer, Service};
 
+use tracing::Level;
+
 use crate::error::ApiError;
+use crate::logging::{ACCESS_MESSAGE, ACCESS_TARGET, Access, LineSink};
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -38,15 +43,23 @@ const MAX_CLIENT_ID: usize = 128;
 #[derive(Clone)]
 pub struct EdgeLayer {
     ids: Arc<RequestIds>,
+    access: Option<&'static dyn LineSink>,
 }
 
 impl EdgeLayer {
+    /// Access lines go straight to the log's sink when `logging::init` chose the JSON format,
+    /// else through tracing.
     pub fn new() -> Self {
+        Self::writing_access_to(crate::logging::access_sink())
+    }
+
+    fn writing_access_to(access: Option<&'static dyn LineSink>) -> Self {
         Self {
             ids: Arc::new(RequestIds {
                 next: AtomicU64::new(0),
                 process: format!("{:x}", std::process::id()),
             }),
+            access,
         }
     }
 }
@@ -77,6 +90,7 @@ impl<S> Layer<S> for EdgeLayer {
         Edge {
             inner,
             ids: self.ids.clone(),
+            access: self.access,
         }
     }
 }
@@ -85,6 +99,7 @@ impl<S> Layer<S> for EdgeLayer {
 pub struct Edge<S> {
     inner: S,
     ids: Arc<RequestIds>,
+    access: Option<&'static dyn LineSink>,
 }
 
 impl<S, B> Service<Request<B>> for Edge<S>
@@ -123,11 +138,10 @@ where
         EdgeFuture {
             inner,
             line: Some(line),
+            access: self.access,
         }
     }
 }
-
-const ACCESS: &str = "careers_api::access";
 
 thread_local! {
     /// The id of the request whose handler this thread is running, for the log lines written
@@ -179,6 +193,7 @@ pin_project_lite::pin_project! {
         inner: Option<F>,
         // Taken when the response is ready.
         line: Option<AccessLine>,
+        access: Option<&'static dyn LineSink>,
     }
 }
 
@@ -207,26 +222,46 @@ where
         };
         let line = this.line.take().expect("polled after completion");
         let status = response.status();
+        let latency_us = line.started.elapsed().as_micros() as u64;
+        let request_id = line.id.to_str().unwrap_or("-");
+        // A server error is logged at error level (and so written at once) even when info is
+        // filtered out: what tower-http's trace layer did with its "response failed".
+        let server_error = status.is_server_error();
         macro_rules! access {
             ($level:expr) => {
-                tracing::event!(
-                    target: ACCESS,
-                    $level,
-                    method = line.method.as_str(),
-                    path = line.path.path(),
-                    status = status.as_u16(),
-                    latency_us = line.started.elapsed().as_micros() as u64,
-                    request_id = line.id.to_str().unwrap_or("-"),
-                    "finished processing request"
-                )
+                match *this.access {
+                    // The same filter as the event's; its interest is cached per callsite.
+                    Some(sink) => {
+                        if tracing::enabled!(target: ACCESS_TARGET, $level) {
+                            let access = Access {
+                                level: $level,
+                                method: line.method.as_str(),
+                                path: line.path.path(),
+                                status: status.as_u16(),
+                                latency_us,
+                                request_id,
+                            };
+                            crate::logging::write_access(sink, &access);
+                        }
+                    }
+                    None => tracing::event!(
+                        target: ACCESS_TARGET,
+                        $level,
+                        method = line.method.as_str(),
+                        path = line.path.path(),
+                        status = status.as_u16(),
+                        latency_us,
+                        request_id,
+                        "{}",
+                        ACCESS_MESSAGE
+                    ),
+                }
             };
         }
-        if status.is_server_error() {
-            // A server error is logged at error level (and so written at once) even when info
-            // is filtered out: what tower-http's trace layer did with its "response failed".
-            access!(tracing::Level::ERROR);
+        if server_error {
+            access!(Level::ERROR);
         } else {
-            access!(tracing::Level::INFO);
+            access!(Level::INFO);
         }
         let headers = response.headers_mut();
         headers.insert(REQUEST_ID, line.id);
@@ -248,27 +283,65 @@ mod tests {
     use tower::{Layer, ServiceExt, service_fn};
 
     use super::{EdgeLayer, REQUEST_ID};
-    use crate::logging::Captured;
+    use crate::logging::{BatchedSink, Captured, LineSink};
 
     /// One request through the edge layer around a service answering `status`, logged at
-    /// `max_level`; the response and the JSON log lines.
+    /// `max_level`, once with the access line written as a tracing event and once straight to
+    /// the sink (as `logging::init` sets it up for the JSON format); asserts that both ways
+    /// write the same lines but for timestamps and latencies. The response and the JSON log
+    /// lines of the second way.
     async fn through_edge(
         status: StatusCode,
         request_id: Option<&str>,
         max_level: tracing::Level,
     ) -> (Response<Body>, Vec<serde_json::Value>) {
+        let (_, by_event) = through_edge_by(false, status, request_id, max_level).await;
+        let (response, direct) = through_edge_by(true, status, request_id, max_level).await;
+        assert_eq!(comparable(&direct), comparable(&by_event));
+        let lines = direct
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        (response, lines)
+    }
+
+    /// `text` with every timestamp's and latency's value blanked, byte for byte otherwise.
+    fn comparable(text: &str) -> String {
+        let mut out = String::new();
+        let mut rest = text;
+        while let Some(at) = ["\"timestamp\":\"", "\"latency_us\":"]
+            .iter()
+            .filter_map(|key| rest.find(key).map(|i| i + key.len()))
+            .min()
+        {
+            out.push_str(&rest[..at]);
+            rest = rest[at..]
+                .trim_start_matches(|c: char| c.is_ascii_alphanumeric() || ".:-".contains(c));
+        }
+        out.push_str(rest);
+        out
+    }
+
+    async fn through_edge_by(
+        direct: bool,
+        status: StatusCode,
+        request_id: Option<&str>,
+        max_level: tracing::Level,
+    ) -> (Response<Body>, String) {
         let captured = Captured::default();
-        let writer = captured.clone();
+        let sink: &'static BatchedSink<Captured> =
+            Box::leak(Box::new(BatchedSink::new(captured.clone())));
         let subscriber = tracing_subscriber::fmt()
             .event_format(crate::logging::JsonLines)
             .with_max_level(max_level)
-            .with_writer(move || writer.clone())
+            .with_writer(sink)
             .finish();
         let _guard = tracing::subscriber::set_default(subscriber);
         // Tests run in parallel, each with its own subscriber: a callsite first reached while
         // no subscriber that wants it was alive is cached as disabled. Recompute under ours.
         tracing::callsite::rebuild_interest_cache();
-        let service = EdgeLayer::new().layer(service_fn(move |_: Request<String>| async move {
+        let edge = EdgeLayer::writing_access_to(direct.then_some(sink as &dyn LineSink));
+        let service = edge.layer(service_fn(move |_: Request<String>| async move {
             tracing::warn!(identity_id = 7i64, "inside the handler");
             tokio::task::yield_now().await;
             tracing::warn!("inside the handler, polled again");
@@ -288,12 +361,7 @@ mod tests {
             .await
             .unwrap();
         tracing::warn!("after the request");
-        let lines = captured
-            .text()
-            .lines()
-            .map(|l| serde_json::from_str(l).unwrap())
-            .collect();
-        (response, lines)
+        (response, captured.text())
     }
 
     /// The handler's own lines (two warnings, one before and one after a yield), then the

@@ -10,7 +10,7 @@
 
 mod json;
 
-pub(crate) use json::JsonLines;
+pub(crate) use json::{ACCESS_MESSAGE, ACCESS_TARGET, Access, JsonLines};
 
 use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, OnceLock};
@@ -63,6 +63,41 @@ impl<W: Write> BatchedSink<W> {
         pending.clear();
         result
     }
+}
+
+/// Where whole lines go: the edge layer's way to the batched sink past tracing.
+pub(crate) trait LineSink: Sync {
+    /// Appends `line`; `urgent` writes it and everything pending through at once.
+    fn write_line(&self, line: &[u8], urgent: bool) -> std::io::Result<()>;
+}
+
+impl<W: Write + Send> LineSink for BatchedSink<W> {
+    fn write_line(&self, line: &[u8], urgent: bool) -> std::io::Result<()> {
+        BatchedSink::write_line(self, line, urgent)
+    }
+}
+
+/// The sink the edge layer writes its access lines to itself; set by [`init`] when the format
+/// is JSON (docs/DECISIONS.md 57). Unset (tests, the text format), the line is a tracing event.
+static ACCESS_SINK: OnceLock<&'static dyn LineSink> = OnceLock::new();
+
+pub(crate) fn access_sink() -> Option<&'static dyn LineSink> {
+    ACCESS_SINK.get().copied()
+}
+
+/// Writes the access line to `sink` as the JSON format writes it (`json::access_line`).
+pub(crate) fn write_access(sink: &dyn LineSink, access: &Access<'_>) {
+    thread_local! {
+        static LINE: std::cell::RefCell<String> = const { std::cell::RefCell::new(String::new()) };
+    }
+    LINE.with(|line| {
+        let mut line = line.borrow_mut();
+        line.clear();
+        if json::access_line(&mut line, access).is_ok() {
+            // As the subscriber's writer does: a failed write to stderr is dropped.
+            let _ = sink.write_line(line.as_bytes(), access.level <= Level::WARN);
+        }
+    });
 }
 
 /// One event's writer: the formatter writes a whole line with one `write_all`.
@@ -122,6 +157,7 @@ pub fn init() {
         .with_ansi(std::io::stderr().is_terminal());
     if json {
         builder.event_format(JsonLines).init();
+        let _ = ACCESS_SINK.set(sink);
     } else {
         builder.init();
     }

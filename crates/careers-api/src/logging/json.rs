@@ -11,7 +11,7 @@ use std::fmt::{self, Write as _};
 
 use chrono::{DateTime, Timelike, Utc};
 use tracing::field::{Field, Visit};
-use tracing::{Event, Subscriber};
+use tracing::{Event, Level, Subscriber};
 use tracing_log::NormalizeEvent;
 use tracing_subscriber::fmt::format::Writer;
 use tracing_subscriber::fmt::{FmtContext, FormatEvent, FormatFields};
@@ -60,6 +60,45 @@ where
         string(&mut out, meta.target())?;
         out.write_str("}\n")
     }
+}
+
+/// What the edge layer's access line says.
+pub(crate) struct Access<'a> {
+    pub level: Level,
+    pub method: &'a str,
+    pub path: &'a str,
+    pub status: u16,
+    pub latency_us: u64,
+    pub request_id: &'a str,
+}
+
+/// The target and message of the access line.
+pub(crate) const ACCESS_TARGET: &str = "careers_api::access";
+pub(crate) const ACCESS_MESSAGE: &str = "finished processing request";
+
+/// Writes the access line into `out` as [`JsonLines`] formats the edge layer's access event,
+/// byte for byte, without tracing's dispatch and field visitor (docs/DECISIONS.md 57).
+pub(crate) fn access_line(out: &mut String, access: &Access<'_>) -> fmt::Result {
+    out.push_str("{\"timestamp\":\"");
+    timestamp(out, Utc::now())?;
+    out.push_str("\",\"level\":\"");
+    out.push_str(access.level.as_str());
+    out.push_str("\",\"message\":\"");
+    out.push_str(ACCESS_MESSAGE);
+    out.push_str("\",\"method\":");
+    string(out, access.method)?;
+    out.push_str(",\"path\":");
+    string(out, access.path)?;
+    out.push_str(",\"status\":");
+    out.push_str(itoa::Buffer::new().format(access.status));
+    out.push_str(",\"latency_us\":");
+    out.push_str(itoa::Buffer::new().format(access.latency_us));
+    out.push_str(",\"request_id\":");
+    string(out, access.request_id)?;
+    out.push_str(",\"target\":\"");
+    out.push_str(ACCESS_TARGET);
+    out.push_str("\"}\n");
+    Ok(())
 }
 
 /// RFC 3339 in UTC to the microsecond, as the formatter it replaces wrote it.

@@ -281,6 +281,44 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
     );
 }
 
+/// The access line follows `RUST_LOG` by its target, in both log formats: with JSON the edge
+/// layer writes it past tracing (docs/DECISIONS.md 57), with text it is a tracing event.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_access_line_follows_rust_log_in_both_formats() {
+    for (filter, format, logged) in [
+        ("warn", "json", false),
+        ("warn,careers_api::access=info", "json", true),
+        ("warn", "text", false),
+        ("warn,careers_api::access=info", "text", true),
+    ] {
+        let file = std::env::temp_dir().join(format!("careers-proc-{}.db", random_suffix()));
+        let port = free_port();
+        let mut env = env_for(&file, port);
+        env.retain(|(key, _)| !matches!(*key, "RUST_LOG" | "LOG_FORMAT"));
+        env.push(("RUST_LOG", filter.into()));
+        env.push(("LOG_FORMAT", format.into()));
+        let mut server = spawn_server(env, file, port).await;
+        let missing = reqwest::get(format!("{}/no-such-route?q=query-mail", server.base))
+            .await
+            .unwrap();
+        assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+        let (_, log) = stop(&mut server);
+        let lines: Vec<&str> = log
+            .lines()
+            .filter(|l| l.contains("finished processing request") && l.contains("/no-such-route"))
+            .collect();
+        assert_eq!(lines.len(), usize::from(logged), "{filter} {format}: {log}");
+        assert!(!log.contains("query-mail"), "{filter} {format}: {log}");
+        if logged && format == "json" {
+            let line: Value = serde_json::from_str(lines[0]).unwrap();
+            assert_eq!(line["level"], "INFO", "{line}");
+            assert_eq!(line["status"], 404, "{line}");
+            assert_eq!(line["path"], "/no-such-route", "{line}");
+            assert_eq!(line["target"], "careers_api::access", "{line}");
+        }
+    }
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigterm_lets_in_flight_requests_finish_and_refuses_new_connections() {
     let mut server = start().await;
