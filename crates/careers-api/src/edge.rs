@@ -29,7 +29,6 @@ use axum::body::Body;
 use axum::http::{HeaderName, HeaderValue, Method, Request, Response, header};
 use axum::response::IntoResponse;
 use tower::{Layer, Service};
-
 use tracing::Level;
 
 use crate::error::ApiError;
@@ -226,7 +225,6 @@ where
         let request_id = line.id.to_str().unwrap_or("-");
         // A server error is logged at error level (and so written at once) even when info is
         // filtered out: what tower-http's trace layer did with its "response failed".
-        let server_error = status.is_server_error();
         macro_rules! access {
             ($level:expr) => {
                 match *this.access {
@@ -258,7 +256,7 @@ where
                 }
             };
         }
-        if server_error {
+        if status.is_server_error() {
             access!(Level::ERROR);
         } else {
             access!(Level::INFO);

@@ -99,11 +99,33 @@ impl FromRequestParts<AppState> for EmployerCtx {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let session = user_session(parts, state).await?;
-        let company_id = db::org::employer_company(&state.db, session.subject)
+        EmployerSession(session.subject).check(state).await
+    }
+}
+
+/// Employer area for a handler whose own statement carries the employer check (the
+/// applications list, docs/DECISIONS.md 58): the user session is checked here, the company is
+/// the session user's org profile's inside the handler's statement. Whenever that statement
+/// finds nothing, and before any other error, the handler must call [`Self::check`], which
+/// answers as [`EmployerCtx`] would have (401 `session_ended`, 403 `forbidden`).
+pub struct EmployerSession(pub i64);
+
+impl EmployerSession {
+    /// The area check [`EmployerCtx`] runs: the user exists and has an org profile.
+    pub async fn check(&self, state: &AppState) -> Result<EmployerCtx, ApiError> {
+        let company_id = db::org::employer_company(&state.db, self.0)
             .await?
             .ok_or(ApiError::SessionEnded)?
             .ok_or(ApiError::Forbidden)?;
-        Ok(Self { company_id })
+        Ok(EmployerCtx { company_id })
+    }
+}
+
+impl FromRequestParts<AppState> for EmployerSession {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        Ok(Self(user_session(parts, state).await?.subject))
     }
 }
 

@@ -5,7 +5,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::EmployerCtx;
+use super::{EmployerCtx, EmployerSession};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -286,23 +286,43 @@ struct ApplicationParams {
     security(("user_session" = []))
 )]
 async fn list_applications(
-    ctx: EmployerCtx,
+    employer: EmployerSession,
     State(state): State<AppState>,
-    Query(params): Query<ApplicationParams>,
+    params: Result<Query<ApplicationParams>, ApiError>,
 ) -> Result<Json<EmployerApplicationList>, ApiError> {
-    let (page, per_page) = PageParams {
-        page: params.page,
-        per_page: params.per_page,
-    }
-    .resolve()?;
-    let (rows, total) = db::careers::employer_applications(
-        &state.db,
-        ctx.company_id,
-        params.careers_job_id,
-        page,
-        per_page,
-    )
-    .await?;
+    // The area check comes before the parameters' errors, as on every employer route.
+    let resolved = params.and_then(|Query(params)| {
+        let page = PageParams {
+            page: params.page,
+            per_page: params.per_page,
+        };
+        Ok((page.resolve()?, params.careers_job_id))
+    });
+    let ((page, per_page), job_id) = match resolved {
+        Ok(resolved) => resolved,
+        Err(error) => {
+            employer.check(&state).await?;
+            return Err(error);
+        }
+    };
+    let list =
+        db::careers::employer_applications(&state.db, employer.0, job_id, page, per_page).await?;
+    let (rows, total) = match list {
+        Some(list) => list,
+        // Nothing found: the area check tells a non-employer (403) or an ended session (401)
+        // from an empty page; past the last page the total is counted apart.
+        None => {
+            let ctx = employer.check(&state).await?;
+            let total = match page {
+                1 => 0,
+                _ => {
+                    db::careers::count_employer_applications(&state.db, ctx.company_id, job_id)
+                        .await?
+                }
+            };
+            (Vec::new(), total)
+        }
+    };
     Ok(Json(EmployerApplicationList {
         careers_job_applications: rows,
         meta: Meta::new(page, per_page, total),

@@ -548,12 +548,12 @@ pub async fn marketplace_jobs(
 // ---------------------------------------------------------------------------------------------
 // Job applications
 
-/// A row of [`applications_to_company`], decoded by position in its select-list order.
+/// A row of [`applications_to`], decoded by position in its select-list order.
 struct ApplicantRow {
     application: ApplicationAttrs,
     profile_id: i64,
     user: UserBrief,
-    /// The total of the whole selection (see [`applications_to_company`]).
+    /// The total of the whole selection (see [`applications_to`]).
     total: i64,
 }
 
@@ -582,14 +582,15 @@ impl FromRow for ApplicantRow {
 /// tables. The company is the application's own `company_id` (kept equal to its job's by a
 /// foreign key), so a page walks the `(company_id, id)` index in order and stops after its
 /// rows: no sub-query on the jobs, no sort of the company's every application
-/// (docs/PERFORMANCE.md, session 6). `$1` is the company; `filters` adds conditions on `a` with
-/// the next placeholders. The total of the whole selection rides along on every row from an
-/// uncorrelated sub-query, which the database computes once, so a page needs no count
-/// statement (a `COUNT(*) OVER ()` window made SQLite materialise and sort the result, ~40 %
-/// slower). The SQL is written out rather than built per request: building and dropping the
-/// ORM's query was a tenth of the list's CPU (docs/PERFORMANCE.md).
-fn applications_to_company(filters: &str, tail: &str) -> String {
-    let selection = applications_selection(filters);
+/// (docs/PERFORMANCE.md, session 6). `company` is the company's expression (`$1`, or
+/// [`EMPLOYER_COMPANY`]: an uncorrelated sub-query, evaluated once); `filters` adds conditions
+/// on `a` with the next placeholders. The total of the whole selection rides along on every
+/// row from an uncorrelated sub-query, which the database computes once, so a page needs no
+/// count statement (a `COUNT(*) OVER ()` window made SQLite materialise and sort the result,
+/// ~40 % slower). The SQL is written out rather than built per request: building and dropping
+/// the ORM's query was a tenth of the list's CPU (docs/PERFORMANCE.md).
+fn applications_to(company: &str, filters: &str, tail: &str) -> String {
+    let selection = applications_selection(company, filters);
     format!(
         "SELECT a.id, a.status, a.cover_letter, a.created_at, a.updated_at, \
          p.id AS profile_id, u.id AS user_id, u.first_name AS user_first_name, \
@@ -597,52 +598,50 @@ fn applications_to_company(filters: &str, tail: &str) -> String {
          FROM careers_job_applications a \
          INNER JOIN careers_user_profiles p ON p.id = a.careers_user_profile_id \
          INNER JOIN identities_users u ON u.id = p.identities_user_id \
-         WHERE a.company_id = $1{filters}{tail}"
+         WHERE a.company_id = {company}{filters}{tail}"
     )
 }
 
-/// The applications that [`applications_to_company`] pages through, for counting.
-fn applications_selection(filters: &str) -> String {
-    format!("careers_job_applications a WHERE a.company_id = $1{filters}")
+/// The applications that [`applications_to`] pages through, for counting.
+fn applications_selection(company: &str, filters: &str) -> String {
+    format!("careers_job_applications a WHERE a.company_id = {company}{filters}")
 }
 
+/// The company of the user `$1`'s org profile, in place of a company id: the employer check
+/// inside the statement (docs/DECISIONS.md 58). NULL, so no row, for a user without one.
+const EMPLOYER_COMPANY: &str =
+    "(SELECT op.company_id FROM org_user_profiles op WHERE op.identities_user_id = $1)";
+
+const JOB_FILTER: &str = " AND a.careers_job_id = $2";
+
+/// The page of applications to the jobs of `user_id`'s company, with the total: one statement
+/// that also checks that the user is an employer. `None` when the page is empty, which is
+/// also what a user without an org profile gets: the caller then runs the area check, and
+/// past the last page [`count_employer_applications`].
 pub async fn employer_applications(
     db: &Db,
-    company_id: i64,
+    user_id: i64,
     job_id: Option<i64>,
     page: u64,
     per_page: u64,
-) -> Result<(Vec<EmployerApplicationItem>, u64), ApiError> {
-    const JOB_FILTER: &str = " AND a.careers_job_id = $2";
-    // The statements, written once: the page and the count past the last page, each without
-    // and with the job filter.
+) -> Result<Option<(Vec<EmployerApplicationItem>, u64)>, ApiError> {
+    // The statements, written once: without and with the job filter.
     static PAGES: LazyLock<[String; 2]> = LazyLock::new(|| {
         [
-            applications_to_company("", " ORDER BY a.id LIMIT $2 OFFSET $3"),
-            applications_to_company(JOB_FILTER, " ORDER BY a.id LIMIT $3 OFFSET $4"),
+            applications_to(EMPLOYER_COMPANY, "", " ORDER BY a.id LIMIT $2 OFFSET $3"),
+            applications_to(
+                EMPLOYER_COMPANY,
+                JOB_FILTER,
+                " ORDER BY a.id LIMIT $3 OFFSET $4",
+            ),
         ]
     });
-    static COUNTS: LazyLock<[String; 2]> = LazyLock::new(|| {
-        ["", JOB_FILTER].map(|filter| {
-            format!(
-                "SELECT COUNT(*) AS total FROM {}",
-                applications_selection(filter)
-            )
-        })
-    });
     let filtered = usize::from(job_id.is_some());
-    let mut binds: Vec<i64> = [Some(company_id), job_id].into_iter().flatten().collect();
-    let n = binds.len();
+    let mut binds: Vec<i64> = [Some(user_id), job_id].into_iter().flatten().collect();
     binds.extend([per_page as i64, ((page - 1) * per_page) as i64]);
     let rows: Vec<ApplicantRow> = db.fetch_all(PAGES[filtered].as_str(), &binds).await?;
-    let total = match rows.first() {
-        Some(row) => row.total as u64,
-        // Past the last page there is no row to report the total on.
-        None if page > 1 => db
-            .fetch_optional::<i64>(COUNTS[filtered].as_str(), &binds[..n])
-            .await?
-            .unwrap_or(0) as u64,
-        None => 0,
+    let Some(total) = rows.first().map(|row| row.total as u64) else {
+        return Ok(None);
     };
     let items = rows
         .into_iter()
@@ -654,7 +653,29 @@ pub async fn employer_applications(
             },
         })
         .collect();
-    Ok((items, total))
+    Ok(Some((items, total)))
+}
+
+/// How many applications [`employer_applications`] pages through for `company_id`.
+pub async fn count_employer_applications(
+    db: &Db,
+    company_id: i64,
+    job_id: Option<i64>,
+) -> Result<u64, ApiError> {
+    static COUNTS: LazyLock<[String; 2]> = LazyLock::new(|| {
+        ["", JOB_FILTER].map(|filter| {
+            format!(
+                "SELECT COUNT(*) AS total FROM {}",
+                applications_selection("$1", filter)
+            )
+        })
+    });
+    let binds: Vec<i64> = [Some(company_id), job_id].into_iter().flatten().collect();
+    let filtered = usize::from(job_id.is_some());
+    let total = db
+        .fetch_optional::<i64>(COUNTS[filtered].as_str(), &binds)
+        .await?;
+    Ok(total.unwrap_or(0) as u64)
 }
 
 pub async fn employer_application(
@@ -662,7 +683,7 @@ pub async fn employer_application(
     company_id: i64,
     id: i64,
 ) -> Result<Option<EmployerApplicationDetail>, ApiError> {
-    static SQL: LazyLock<String> = LazyLock::new(|| applications_to_company(" AND a.id = $2", ""));
+    static SQL: LazyLock<String> = LazyLock::new(|| applications_to("$1", " AND a.id = $2", ""));
     let Some(row) = db
         .fetch_optional::<ApplicantRow>(SQL.as_str(), &[company_id, id])
         .await?

@@ -196,6 +196,53 @@ backend_tests! {
         }
     }
 
+    async fn employer_area_checks_come_before_query_errors(backend) {
+        // The applications list runs its area check inside its page statement (DECISIONS 58);
+        // a non-employer still gets 403 before any error of the query string, as on the
+        // routes whose extractor checks first, and the employer gets the 400.
+        let app = TestApp::spawn(backend).await;
+        let (boss, _, cara, _) = hiring(&app).await;
+        let (_, plain) = app.user_session("plain@example.com").await;
+        for path in EMPLOYER_READS {
+            for query in ["per_page=0", "page=abc", "careers_job_id=x"] {
+                // Only the applications list reads `careers_job_id`; the others ignore it.
+                let read = !query.starts_with("careers_job_id") || path.contains("applications");
+                let path = format!("{path}?{query}");
+                for creds in [&plain, &cara] {
+                    let response = get(&app, creds, &path).await;
+                    expect_error(response, StatusCode::FORBIDDEN, "forbidden").await;
+                }
+                if read {
+                    let response = get(&app, &boss, &path).await;
+                    expect_error(response, StatusCode::BAD_REQUEST, "malformed_request").await;
+                }
+            }
+        }
+    }
+
+    async fn employer_list_forbids_a_former_employer_whose_company_has_applications(backend) {
+        // The list's statement finds no company for a user whose org profile is gone, even
+        // while that company's applications exist: the area check then answers 403.
+        let app = TestApp::spawn(backend).await;
+        let acme = company(&app, "Acme").await;
+        let (_, org_profile_id, boss) =
+            employer_with_profile(&app, "boss@acme.example", acme).await;
+        let (_, _, colleague) = employer_with_profile(&app, "hr@acme.example", acme).await;
+        let job_id = job(&app, acme, "Rust engineer", true).await;
+        let (_, profile_id) = silent_candidate(&app, "cara@example.com").await;
+        application(&app, job_id, profile_id).await;
+        let path = EMPLOYER_READS[2];
+        let list = ok(get(&app, &boss, path).await).await;
+        assert_eq!(list["meta"]["total"], 1, "{list}");
+        delete_org_profile(&app, org_profile_id).await;
+        for query in ["", "?page=2", &format!("?careers_job_id={job_id}")] {
+            let response = get(&app, &boss, &format!("{path}{query}")).await;
+            expect_error(response, StatusCode::FORBIDDEN, "forbidden").await;
+        }
+        let list = ok(get(&app, &colleague, path).await).await;
+        assert_eq!(list["meta"]["total"], 1, "the company's other employer still sees it: {list}");
+    }
+
     async fn employer_area_ends_the_session_of_a_deleted_user(backend) {
         let app = TestApp::spawn(backend).await;
         let acme = company(&app, "Acme").await;
