@@ -99,7 +99,11 @@ impl FromRequestParts<AppState> for EmployerCtx {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let session = user_session(parts, state).await?;
-        EmployerSession(session.subject).check(state).await
+        EmployerSession {
+            user_id: session.subject,
+        }
+        .check(state)
+        .await
     }
 }
 
@@ -108,12 +112,14 @@ impl FromRequestParts<AppState> for EmployerCtx {
 /// the session user's org profile's inside the handler's statement. Whenever that statement
 /// finds nothing, and before any other error, the handler must call [`Self::check`], which
 /// answers as [`EmployerCtx`] would have (401 `session_ended`, 403 `forbidden`).
-pub struct EmployerSession(pub i64);
+pub struct EmployerSession {
+    pub user_id: i64,
+}
 
 impl EmployerSession {
     /// The area check [`EmployerCtx`] runs: the user exists and has an org profile.
     pub async fn check(&self, state: &AppState) -> Result<EmployerCtx, ApiError> {
-        let company_id = db::org::employer_company(&state.db, self.0)
+        let company_id = db::org::employer_company(&state.db, self.user_id)
             .await?
             .ok_or(ApiError::SessionEnded)?
             .ok_or(ApiError::Forbidden)?;
@@ -125,7 +131,10 @@ impl FromRequestParts<AppState> for EmployerSession {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        Ok(Self(user_session(parts, state).await?.subject))
+        let session = user_session(parts, state).await?;
+        Ok(Self {
+            user_id: session.subject,
+        })
     }
 }
 

@@ -306,7 +306,8 @@ async fn list_applications(
         }
     };
     let list =
-        db::careers::employer_applications(&state.db, employer.0, job_id, page, per_page).await?;
+        db::careers::employer_applications(&state.db, employer.user_id, job_id, page, per_page)
+            .await?;
     let (rows, total) = match list {
         Some(list) => list,
         // Nothing found: the area check tells a non-employer (403) or an ended session (401)

@@ -5,7 +5,8 @@
 //! access line alone cost a tenth of an authenticated GET's instructions
 //! (docs/PERFORMANCE.md). The service opens no spans, so none are written; an event written
 //! while a request's handler runs gets that request's id as the field `request_id` instead
-//! (`crate::edge`).
+//! (`crate::edge`). The edge layer's access line has its own writer here, [`access_line`],
+//! which writes the same bytes without tracing's dispatch (docs/DECISIONS.md 57).
 
 use std::fmt::{self, Write as _};
 
