@@ -2,12 +2,13 @@
 
 use std::collections::BTreeMap;
 
-use axum::Json;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use sea_orm::DbErr;
 use serde::Serialize;
 use sessions::{SessionError, StoreError};
+
+use crate::views::Json;
 
 /// Field errors keyed by the nested form path (`identities_user.id`).
 pub type FieldErrors = BTreeMap<String, Vec<String>>;

@@ -1,7 +1,6 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations. Every route is
 //! registered through `utoipa_axum::routes!`, so a route cannot exist without its document.
 
-use axum::Json;
 use axum::extract::State;
 use utoipa::openapi::OpenApi as Document;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
@@ -11,6 +10,7 @@ use utoipa_axum::routes;
 
 use crate::app::AppState;
 use crate::areas;
+use crate::views::Json;
 
 #[derive(OpenApi)]
 #[openapi(

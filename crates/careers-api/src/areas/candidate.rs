@@ -1,6 +1,5 @@
 //! Candidate area (`/candidate`): a user with a talent profile applies to jobs.
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 
@@ -14,7 +13,7 @@ use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Query};
 use crate::forms::careers::JobApplicationForm;
-use crate::views::{CandidateApplicationList, CandidateApplicationOne, Meta, PageParams};
+use crate::views::{CandidateApplicationList, CandidateApplicationOne, Json, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_applications, apply))

@@ -2,7 +2,6 @@
 
 use std::time::Duration;
 
-use axum::Json;
 use axum::extract::State;
 use serde_json::{Value, json};
 use sessions::TokenStore;
@@ -13,6 +12,7 @@ use utoipa_axum::routes;
 use crate::app::AppState;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
+use crate::views::Json;
 
 const CHECK_TIMEOUT: Duration = Duration::from_secs(2);
 

@@ -1,6 +1,5 @@
 //! Authenticated user area (`/identities`), plus public sign-up.
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 
@@ -17,7 +16,7 @@ use crate::forms::IdRef;
 use crate::forms::careers::TalentProfileCreateForm;
 use crate::forms::identities::{SignUpForm, UserUpdateForm};
 use crate::views::identities::UserView;
-use crate::views::{CareersUserProfileOne, IdentitiesUserOne};
+use crate::views::{CareersUserProfileOne, IdentitiesUserOne, Json};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -1,6 +1,5 @@
 //! Marketplace area (`/marketplace`): public, personalised when a user is identified.
 
-use axum::Json;
 use axum::extract::State;
 
 use super::MarketplaceCtx;
@@ -12,7 +11,7 @@ use crate::db;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Path, Query};
-use crate::views::{MarketplaceJobList, MarketplaceJobOne, Meta, PageParams};
+use crate::views::{Json, MarketplaceJobList, MarketplaceJobOne, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -1,6 +1,5 @@
 //! Employer area (`/org`, `/org-user`): a user with an org profile, scoped to their company.
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -18,7 +17,7 @@ use crate::extract::{Json as Form, Path, Query};
 use crate::forms::org::{JobForm, OrgUserProfileForm};
 use crate::views::org::OrgUserProfileView;
 use crate::views::{
-    CareersJobList, CareersJobOne, EmployerApplicationList, EmployerApplicationOne, Meta,
+    CareersJobList, CareersJobOne, EmployerApplicationList, EmployerApplicationOne, Json, Meta,
     OrgUserProfileList, OrgUserProfileOne, PageParams,
 };
 

@@ -188,7 +188,7 @@ fn with_cookies<P: Principal>(
     status: StatusCode,
     body: Map<String, Value>,
 ) -> Response {
-    let mut response = (status, axum::Json(Value::Object(body))).into_response();
+    let mut response = (status, crate::views::Json(Value::Object(body))).into_response();
     let cookies = state.sessions.cookies().issue(
         &P::CONTEXT,
         host(headers),

@@ -1,6 +1,5 @@
 //! Talent area (`/talent`): a user with a talent profile manages it.
 
-use axum::Json;
 use axum::extract::State;
 
 use super::TalentCtx;
@@ -14,6 +13,7 @@ use crate::error::ErrorBody;
 use crate::extract::Json as Form;
 use crate::forms::careers::TalentProfileForm;
 use crate::views::CareersUserProfileOne;
+use crate::views::Json;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(show_profile, update_profile))

@@ -1,6 +1,5 @@
 //! Team (admin) area (`/admin-user`): an admin sees and may choose everything.
 
-use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
@@ -18,7 +17,8 @@ use crate::extract::{Json as Form, Path, Query};
 use crate::forms::org::OrgUserProfileForm;
 use crate::views::identities::UserView;
 use crate::views::{
-    IdentitiesUserList, Meta, OrgCompanyList, OrgUserProfileList, OrgUserProfileOne, PageParams,
+    IdentitiesUserList, Json, Meta, OrgCompanyList, OrgUserProfileList, OrgUserProfileOne,
+    PageParams,
 };
 
 pub fn routes() -> OpenApiRouter<AppState> {

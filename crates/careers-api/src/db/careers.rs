@@ -18,7 +18,7 @@ use super::entities::careers::{
 };
 use super::entities::identities::user;
 use super::entities::org::company;
-use super::{Columns, Db, FromRow, HotRow};
+use super::{Columns, Db, FromRow, HotRow, Timestamp};
 use crate::error::ApiError;
 use crate::forms::careers::{
     CertificateItem, ExperienceItem, JobApplicationForm, NestedItem, SkillItem, TalentProfileForm,
@@ -564,8 +564,8 @@ impl FromRow for ApplicantRow {
                 id: cols.read()?,
                 status: cols.read()?,
                 cover_letter: cols.read()?,
-                created_at: cols.read()?,
-                updated_at: cols.read()?,
+                created_at: cols.read::<Timestamp>()?.0,
+                updated_at: cols.read::<Timestamp>()?.0,
             },
             profile_id: cols.read()?,
             user: UserBrief {

@@ -10,9 +10,11 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
+use chrono::{DateTime, NaiveDate, Utc};
+
 use sea_orm::sqlx::postgres::PgRow;
 use sea_orm::sqlx::sqlite::SqliteRow;
-use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type};
+use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type, ValueRef};
 use sea_orm::{DatabaseConnection, DbBackend, DbErr, RuntimeErr};
 
 type Observer = Arc<dyn Fn(&str) + Send + Sync>;
@@ -140,6 +142,63 @@ where
     }
 }
 
+/// A timestamp column of a hot read. SQLite keeps sqlx's `DateTime<Utc>` as the text sqlx
+/// writes (`2026-11-24T09:00:00.123456789+00:00`: RFC 3339 with a fraction of 0, 3, 6 or 9
+/// digits and a zero offset); that layout is read by position, and any other text goes through
+/// sqlx's own decoder, so the value is the same (`stored_layout_reads_as_sqlx_does`). sqlx's
+/// decoder, chrono's general RFC 3339 parser, cost about 730 instructions a timestamp, and a
+/// page of 25 applications has 50 (docs/PERFORMANCE.md, session 10). PostgreSQL's binary
+/// timestamps go through sqlx.
+pub struct Timestamp(pub DateTime<Utc>);
+
+impl HotValue for Timestamp {
+    fn sqlite(row: &SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
+        // A text value's bytes, read without validating them as UTF-8 (the layout is ASCII);
+        // a blob is left to sqlx, which refuses it.
+        let raw = row.try_get_raw(index)?;
+        if !raw.is_null()
+            && <str as Type<Sqlite>>::compatible(&raw.type_info())
+            && let Ok(text) = <&[u8] as Decode<Sqlite>>::decode(raw)
+            && let Some(time) = stored_utc(text)
+        {
+            return Ok(Self(time));
+        }
+        row.try_get(index).map(Self)
+    }
+
+    fn postgres(row: &PgRow, index: usize) -> Result<Self, sqlx::Error> {
+        row.try_get(index).map(Self)
+    }
+}
+
+/// `text` in the layout sqlx writes a `DateTime<Utc>` in on SQLite, or `None` for anything
+/// else (other layouts, offsets and leap seconds included), which sqlx's decoder then reads.
+fn stored_utc(text: &[u8]) -> Option<DateTime<Utc>> {
+    fn number(digits: &[u8]) -> Option<u32> {
+        digits.iter().try_fold(0u32, |n, &d| {
+            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+        })
+    }
+    let (main, rest) = text.split_at_checked(19)?;
+    let nanos = match rest.strip_suffix(b"+00:00")? {
+        [] => 0,
+        [b'.', fraction @ ..] if matches!(fraction.len(), 3 | 6 | 9) => {
+            number(fraction)? * 10u32.pow(9 - fraction.len() as u32)
+        }
+        _ => return None,
+    };
+    if [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')]
+        .iter()
+        .any(|&(at, mark)| main[at] != mark)
+    {
+        return None;
+    }
+    let field = |from: usize, to: usize| number(&main[from..to]);
+    NaiveDate::from_ymd_opt(field(0, 4)? as i32, field(5, 7)?, field(8, 10)?)?
+        .and_hms_nano_opt(field(11, 13)?, field(14, 16)?, field(17, 19)?, nanos)
+        .map(|time| time.and_utc())
+}
+
 /// A row of either backend.
 pub trait HotRow {
     fn get<T: HotValue>(&self, index: usize) -> Result<T, sqlx::Error>;
@@ -184,5 +243,110 @@ pub trait FromRow: Sized {
 impl<T: HotValue> FromRow for T {
     fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sqlx::Error> {
         cols.read()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use chrono::{DateTime, SecondsFormat, Utc};
+    use proptest::prelude::*;
+    use sea_orm::sqlx::{self, Row, SqlitePool};
+
+    use super::{HotValue, Timestamp, stored_utc};
+
+    proptest! {
+        /// Every `DateTime<Utc>` that sqlx writes reads back by position, as sqlx reads it.
+        #[test]
+        fn stored_layout_reads_as_sqlx_does(
+            seconds in -62_167_219_200i64..253_402_300_800, // years 0 to 9999
+            nanos in prop_oneof![
+                Just(0u32),
+                (0u32..1000).prop_map(|ms| ms * 1_000_000),
+                (0u32..1_000_000).prop_map(|us| us * 1_000),
+                0u32..1_000_000_000,
+            ],
+        ) {
+            let time = DateTime::<Utc>::from_timestamp(seconds, nanos).unwrap();
+            // What sqlx's `Encode<Sqlite>` for `DateTime<Utc>` writes.
+            let text = time.to_rfc3339_opts(SecondsFormat::AutoSi, false);
+            prop_assert_eq!(stored_utc(text.as_bytes()), Some(time));
+            let sqlx = DateTime::parse_from_rfc3339(&text).unwrap().to_utc();
+            prop_assert_eq!(stored_utc(text.as_bytes()), Some(sqlx));
+        }
+    }
+
+    /// Any other text is left to sqlx's decoder, through a real SQLite row: the same value or
+    /// the same refusal as sqlx's own `DateTime<Utc>` decode.
+    #[tokio::test]
+    async fn other_text_decodes_as_sqlx_does() {
+        let pool = SqlitePool::connect("sqlite::memory:").await.unwrap();
+        for text in [
+            "2026-11-24T09:00:00.123456+00:00", // the stored layout itself
+            "2026-11-24T09:00:00Z",
+            "2026-11-24T09:00:00.5+00:00",
+            "2026-11-24T09:00:00.1234+00:00",
+            "2026-11-24T10:00:00+01:00",
+            "2026-11-24 09:00:00",
+            "2026-11-24 09:00:00.123",
+            "2026-06-30T23:59:60+00:00",
+            "2026-06-30T23:59:60.5+00:00",
+            "2026-02-30T09:00:00+00:00",
+            "2026-11-24T24:00:00+00:00",
+            "2026-11-24X09:00:00+00:00",
+            "+2026-11-24T09:00:00+00:00",
+            "2026-11-24T09:00:00+00:00 ",
+            "2026-1a-24T09:00:00+00:00",
+            "yesterday",
+            "",
+        ] {
+            let row = sqlx::query("SELECT ?")
+                .bind(text)
+                .fetch_one(&pool)
+                .await
+                .unwrap();
+            let ours = Timestamp::sqlite(&row, 0)
+                .map(|t| t.0)
+                .map_err(|e| e.to_string());
+            let sqlx = row
+                .try_get::<DateTime<Utc>, _>(0)
+                .map_err(|e| e.to_string());
+            assert_eq!(ours, sqlx, "{text:?}");
+        }
+        // Other storage classes, too: sqlx reads integers as Unix seconds, refuses a blob
+        // (even one holding the stored layout) and a NULL.
+        for sql in [
+            "SELECT 1795519463",
+            "SELECT CAST('2026-11-24T09:00:00+00:00' AS BLOB)",
+            "SELECT NULL",
+        ] {
+            let row = sqlx::query(sql).fetch_one(&pool).await.unwrap();
+            let ours = Timestamp::sqlite(&row, 0)
+                .map(|t| t.0)
+                .map_err(|e| e.to_string());
+            let sqlx = row
+                .try_get::<DateTime<Utc>, _>(0)
+                .map_err(|e| e.to_string());
+            assert_eq!(ours, sqlx, "{sql}");
+        }
+    }
+
+    /// The layouts the fast path refuses, so that sqlx reads them: offsets other than zero,
+    /// leap seconds, fractions of other lengths, impossible dates.
+    #[test]
+    fn the_fast_path_takes_only_the_stored_layout() {
+        assert!(stored_utc(b"2026-11-24T09:00:00.123+00:00").is_some());
+        assert!(stored_utc(b"2026-11-24T09:00:00+00:00").is_some());
+        for text in [
+            "2026-11-24T09:00:00Z",
+            "2026-11-24T10:00:00+01:00",
+            "2026-11-24 09:00:00+00:00",
+            "2026-11-24T09:00:00.12+00:00",
+            "2026-06-30T23:59:60+00:00",
+            "2026-02-30T09:00:00+00:00",
+            "2026-11-24T09:00:00.12a+00:00",
+            "2026-11-24T09:00",
+        ] {
+            assert_eq!(stored_utc(text.as_bytes()), None, "{text}");
+        }
     }
 }
