@@ -250,6 +250,7 @@ impl<T: HotValue> FromRow for T {
 mod tests {
     use chrono::{DateTime, SecondsFormat, Utc};
     use proptest::prelude::*;
+    use sea_orm::sqlx::sqlite::SqliteRow;
     use sea_orm::sqlx::{self, Row, SqlitePool};
 
     use super::{HotValue, Timestamp, stored_utc};
@@ -273,6 +274,18 @@ mod tests {
             let sqlx = DateTime::parse_from_rfc3339(&text).unwrap().to_utc();
             prop_assert_eq!(stored_utc(text.as_bytes()), Some(sqlx));
         }
+    }
+
+    /// What `Timestamp` and sqlx's own `DateTime<Utc>` decoder make of a row's one column.
+    type Decoded = Result<DateTime<Utc>, String>;
+    fn both_ways(row: &SqliteRow) -> (Decoded, Decoded) {
+        (
+            Timestamp::sqlite(row, 0)
+                .map(|t| t.0)
+                .map_err(|e| e.to_string()),
+            row.try_get::<DateTime<Utc>, _>(0)
+                .map_err(|e| e.to_string()),
+        )
     }
 
     /// Any other text is left to sqlx's decoder, through a real SQLite row: the same value or
@@ -304,12 +317,7 @@ mod tests {
                 .fetch_one(&pool)
                 .await
                 .unwrap();
-            let ours = Timestamp::sqlite(&row, 0)
-                .map(|t| t.0)
-                .map_err(|e| e.to_string());
-            let sqlx = row
-                .try_get::<DateTime<Utc>, _>(0)
-                .map_err(|e| e.to_string());
+            let (ours, sqlx) = both_ways(&row);
             assert_eq!(ours, sqlx, "{text:?}");
         }
         // Other storage classes, too: sqlx reads integers as Unix seconds, refuses a blob
@@ -320,12 +328,7 @@ mod tests {
             "SELECT NULL",
         ] {
             let row = sqlx::query(sql).fetch_one(&pool).await.unwrap();
-            let ours = Timestamp::sqlite(&row, 0)
-                .map(|t| t.0)
-                .map_err(|e| e.to_string());
-            let sqlx = row
-                .try_get::<DateTime<Utc>, _>(0)
-                .map_err(|e| e.to_string());
+            let (ours, sqlx) = both_ways(&row);
             assert_eq!(ours, sqlx, "{sql}");
         }
     }
