@@ -154,10 +154,9 @@ pub struct Timestamp(pub DateTime<Utc>);
 impl HotValue for Timestamp {
     fn sqlite(row: &SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
         // A text value's bytes, read without validating them as UTF-8 (the layout is ASCII);
-        // a blob is left to sqlx, which refuses it.
+        // a blob or NULL is left to sqlx, which refuses it.
         let raw = row.try_get_raw(index)?;
-        if !raw.is_null()
-            && <str as Type<Sqlite>>::compatible(&raw.type_info())
+        if <str as Type<Sqlite>>::compatible(&raw.type_info())
             && let Ok(text) = <&[u8] as Decode<Sqlite>>::decode(raw)
             && let Some(time) = stored_utc(text)
         {

@@ -17,7 +17,8 @@ use crate::error::ApiError;
 /// A JSON response: what `axum::Json` answers (`Content-Type: application/json`, serde_json's
 /// bytes), serialised into a `Vec` of 1 KiB instead of axum's 128-byte `BytesMut` writer, which
 /// pays a capacity check per fragment and grows a page of 25 applications by six copies
-/// (docs/PERFORMANCE.md, session 10). Every response body of the service goes through it.
+/// (docs/PERFORMANCE.md, session 10). Every JSON body the service answers goes through it,
+/// errors included.
 pub struct Json<T>(pub T);
 
 impl<T: Serialize> IntoResponse for Json<T> {
