@@ -23,7 +23,7 @@ else
   CMD=("$BIN/careers-api" serve)
 fi
 env "${ENVS[@]}" BIND_ADDR=127.0.0.1:$PORT taskset -c 0 valgrind --tool=callgrind \
-  --instr-atstart=no --separate-threads=no --callgrind-out-file="$OUT/cg.out" "${CMD[@]}" \
+  --instr-atstart=no --separate-threads=no ${CALLGRIND_ARGS:-} --callgrind-out-file="$OUT/cg.out" "${CMD[@]}" \
   > "$OUT/stdout" 2> "$OUT/stderr" &
 VPID=$!
 for _ in $(seq 1 120); do curl -s -o /dev/null "http://127.0.0.1:$PORT/" && break; sleep 1; done

@@ -26,18 +26,36 @@ pub fn serialize<S: Serializer>(time: &DateTime<Utc>, serializer: S) -> Result<S
 /// Writes `time` into `buf` as chrono's serde format does; `None` for years outside 0..=9999
 /// and leap seconds. Also the log lines' timestamp (`crate::logging`).
 pub(crate) fn write(time: &DateTime<Utc>, buf: &mut [u8; 30]) -> Option<usize> {
+    // The fields of the UTC date and time, each read from it once (`DateTime`'s own accessors
+    // add the offset again for each field).
+    let time = time.naive_utc();
     let year = time.year();
     let nano = time.nanosecond();
     if !(0..=9999).contains(&year) || nano >= 1_000_000_000 {
         return None;
     }
-    fn digits(buf: &mut [u8; 30], at: &mut usize, value: u32, width: usize) {
-        let mut v = value;
-        for i in (0..width).rev() {
-            buf[*at + i] = b'0' + (v % 10) as u8;
-            v /= 10;
+    /// "00" to "99": two digits a division.
+    const PAIRS: [u8; 200] = {
+        let mut pairs = [0u8; 200];
+        let mut i = 0;
+        while i < 100 {
+            pairs[2 * i] = b'0' + (i / 10) as u8;
+            pairs[2 * i + 1] = b'0' + (i % 10) as u8;
+            i += 1;
         }
-        *at += width;
+        pairs
+    };
+    fn digits(buf: &mut [u8; 30], at: &mut usize, value: u32, width: usize) {
+        let (start, mut end, mut v) = (*at, *at + width, value as usize);
+        while end >= start + 2 {
+            buf[end - 2..end].copy_from_slice(&PAIRS[2 * (v % 100)..][..2]);
+            v /= 100;
+            end -= 2;
+        }
+        if end > start {
+            buf[start] = b'0' + (v % 10) as u8;
+        }
+        *at = start + width;
     }
     let mut at = 0;
     digits(buf, &mut at, year as u32, 4);
