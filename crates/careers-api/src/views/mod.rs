@@ -160,6 +160,36 @@ impl Meta {
     }
 }
 
+/// A page of 25 applications of the benchmark's shape (timestamps with nanoseconds), each with
+/// `cover_letter`: for the JSON writer's tests and its micro-benchmark (`crates/bench`).
+#[doc(hidden)]
+pub fn sample_application_page(cover_letter: &str) -> EmployerApplicationList {
+    use careers::{ApplicantBrief, ApplicationAttrs, EmployerApplicationItem};
+    let time = DateTime::from_timestamp(1_700_000_000, 456_789_012).unwrap_or_default();
+    EmployerApplicationList {
+        careers_job_applications: (1..=25)
+            .map(|id| EmployerApplicationItem {
+                application: ApplicationAttrs {
+                    id,
+                    status: "submitted".into(),
+                    cover_letter: cover_letter.into(),
+                    created_at: time,
+                    updated_at: time,
+                },
+                career_user_profile: ApplicantBrief {
+                    id: id + 100,
+                    identities_user: org::UserBrief {
+                        id: id + 200,
+                        first_name: format!("Applicant{id}"),
+                        last_name: "Bench".into(),
+                    },
+                },
+            })
+            .collect(),
+        meta: Meta::new(1, 25, 25),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use axum::response::IntoResponse;
