@@ -54,6 +54,15 @@ struct Writer<'a> {
     out: &'a mut Vec<u8>,
 }
 
+impl Writer<'_> {
+    /// `{"variant":`, which an enum variant with content opens as serde_json writes it.
+    fn open_variant(&mut self, variant: &str) {
+        self.out.push(b'{');
+        write_str(self.out, variant);
+        self.out.push(b':');
+    }
+}
+
 /// serde_json's escape table: 0 for a byte written as it is, else the letter after `\`
 /// (`u` for `\u00XX`).
 static ESCAPE: [u8; 256] = {
@@ -277,9 +286,7 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
         variant: &'static str,
         value: &T,
     ) -> Result {
-        self.out.push(b'{');
-        write_str(self.out, variant);
-        self.out.push(b':');
+        self.open_variant(variant);
         value.serialize(&mut *self)?;
         self.out.push(b'}');
         Ok(())
@@ -304,9 +311,7 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
         variant: &'static str,
         _len: usize,
     ) -> Result<Compound<'w, 'a>> {
-        self.out.push(b'{');
-        write_str(self.out, variant);
-        self.out.push(b':');
+        self.open_variant(variant);
         Ok(Compound::open(self, b'[', b"}"))
     }
 
@@ -330,9 +335,7 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
         variant: &'static str,
         _len: usize,
     ) -> Result<Compound<'w, 'a>> {
-        self.out.push(b'{');
-        write_str(self.out, variant);
-        self.out.push(b':');
+        self.open_variant(variant);
         Ok(Compound::open(self, b'{', b"}"))
     }
 }
@@ -384,56 +387,29 @@ impl<'w, 'a> Compound<'w, 'a> {
     }
 }
 
-impl ser::SerializeSeq for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
+/// The sequences' traits: each element after a comma.
+macro_rules! sequences {
+    ($($trait:ident::$method:ident;)*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
+            fn $method<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
+                self.element(value)
+            }
 
-    fn end(self) -> Result {
-        self.close()
-    }
+            fn end(self) -> Result {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeTuple for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-
-    fn end(self) -> Result {
-        self.close()
-    }
-}
-
-impl ser::SerializeTupleVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.element(value)
-    }
-
-    fn end(self) -> Result {
-        self.close()
-    }
+sequences! {
+    SerializeSeq::serialize_element;
+    SerializeTuple::serialize_element;
+    SerializeTupleStruct::serialize_field;
+    SerializeTupleVariant::serialize_field;
 }
 
 impl ser::SerializeMap for Compound<'_, '_> {
@@ -456,30 +432,31 @@ impl ser::SerializeMap for Compound<'_, '_> {
     }
 }
 
-impl ser::SerializeStruct for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
+/// The structs' traits: each field as a key and its value.
+macro_rules! structs {
+    ($($trait:ident;)*) => {$(
+        impl ser::$trait for Compound<'_, '_> {
+            type Ok = ();
+            type Error = Error;
 
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
-        self.field(key, value)
-    }
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result {
+                self.field(key, value)
+            }
 
-    fn end(self) -> Result {
-        self.close()
-    }
+            fn end(self) -> Result {
+                self.close()
+            }
+        }
+    )*};
 }
 
-impl ser::SerializeStructVariant for Compound<'_, '_> {
-    type Ok = ();
-    type Error = Error;
-
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, key: &'static str, value: &T) -> Result {
-        self.field(key, value)
-    }
-
-    fn end(self) -> Result {
-        self.close()
-    }
+structs! {
+    SerializeStruct;
+    SerializeStructVariant;
 }
 
 /// A map's key: a string, written as one. Every other key serde_json turns into a string its
