@@ -8,8 +8,8 @@
 //! own formatter, so they are serde_json's digits.
 //!
 //! What it does not write it refuses with [`Error::Unsupported`] (map keys that are not
-//! strings, serde_json's raw values), and [`super::Json`] then writes the body with serde_json:
-//! the answer is the same either way.
+//! strings, serde_json's raw values, elements after a length of zero was announced), and
+//! [`super::Json`] then writes the body with serde_json: the answer is the same either way.
 
 use std::fmt;
 
@@ -292,8 +292,8 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
         Ok(())
     }
 
-    fn serialize_seq(self, _len: Option<usize>) -> Result<Compound<'w, 'a>> {
-        Ok(Compound::open(self, b'[', b""))
+    fn serialize_seq(self, len: Option<usize>) -> Result<Compound<'w, 'a>> {
+        Ok(Compound::open(self, b'[', b"", len))
     }
 
     fn serialize_tuple(self, len: usize) -> Result<Compound<'w, 'a>> {
@@ -309,23 +309,23 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
         _name: &'static str,
         _index: u32,
         variant: &'static str,
-        _len: usize,
+        len: usize,
     ) -> Result<Compound<'w, 'a>> {
         self.open_variant(variant);
-        Ok(Compound::open(self, b'[', b"}"))
+        Ok(Compound::open(self, b'[', b"}", Some(len)))
     }
 
-    fn serialize_map(self, _len: Option<usize>) -> Result<Compound<'w, 'a>> {
-        Ok(Compound::open(self, b'{', b""))
+    fn serialize_map(self, len: Option<usize>) -> Result<Compound<'w, 'a>> {
+        Ok(Compound::open(self, b'{', b"", len))
     }
 
-    fn serialize_struct(self, name: &'static str, _len: usize) -> Result<Compound<'w, 'a>> {
+    fn serialize_struct(self, name: &'static str, len: usize) -> Result<Compound<'w, 'a>> {
         // serde_json's raw values and arbitrary-precision numbers are structs of this name
         // that serde_json writes as their text.
         if name.starts_with("$serde_json::") {
             return Err(Error::Unsupported);
         }
-        Ok(Compound::open(self, b'{', b""))
+        Ok(Compound::open(self, b'{', b"", Some(len)))
     }
 
     fn serialize_struct_variant(
@@ -333,10 +333,10 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
         _name: &'static str,
         _index: u32,
         variant: &'static str,
-        _len: usize,
+        len: usize,
     ) -> Result<Compound<'w, 'a>> {
         self.open_variant(variant);
-        Ok(Compound::open(self, b'{', b"}"))
+        Ok(Compound::open(self, b'{', b"}", Some(len)))
     }
 }
 
@@ -345,43 +345,64 @@ impl<'w, 'a> ser::Serializer for &'w mut Writer<'a> {
 pub struct Compound<'w, 'a> {
     writer: &'w mut Writer<'a>,
     first: bool,
+    /// Announced with no elements, so already closed, as serde_json closes it at once.
+    empty: bool,
     close: u8,
     outer: &'static [u8],
 }
 
 impl<'w, 'a> Compound<'w, 'a> {
-    fn open(writer: &'w mut Writer<'a>, open: u8, outer: &'static [u8]) -> Self {
+    fn open(
+        writer: &'w mut Writer<'a>,
+        open: u8,
+        outer: &'static [u8],
+        len: Option<usize>,
+    ) -> Self {
+        let close = if open == b'[' { b']' } else { b'}' };
+        let empty = len == Some(0);
         writer.out.push(open);
+        if empty {
+            writer.out.push(close);
+        }
         Self {
             writer,
             first: true,
-            close: if open == b'[' { b']' } else { b'}' },
+            empty,
+            close,
             outer,
         }
     }
 
-    fn separate(&mut self) {
+    /// The comma before an element but the first. An element after a length of zero was
+    /// announced is left to serde_json, which writes it after the closed `[]` or `{}`.
+    fn separate(&mut self) -> Result {
+        if self.empty {
+            return Err(Error::Unsupported);
+        }
         if self.first {
             self.first = false;
         } else {
             self.writer.out.push(b',');
         }
+        Ok(())
     }
 
     fn element<T: Serialize + ?Sized>(&mut self, value: &T) -> Result {
-        self.separate();
+        self.separate()?;
         value.serialize(&mut *self.writer)
     }
 
     fn field<T: Serialize + ?Sized>(&mut self, key: &str, value: &T) -> Result {
-        self.separate();
+        self.separate()?;
         write_str(self.writer.out, key);
         self.writer.out.push(b':');
         value.serialize(&mut *self.writer)
     }
 
     fn close(self) -> Result {
-        self.writer.out.push(self.close);
+        if !self.empty {
+            self.writer.out.push(self.close);
+        }
         self.writer.out.extend_from_slice(self.outer);
         Ok(())
     }
@@ -417,7 +438,7 @@ impl ser::SerializeMap for Compound<'_, '_> {
     type Error = Error;
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
-        self.separate();
+        self.separate()?;
         key.serialize(KeyWriter(self.writer.out))?;
         self.writer.out.push(b':');
         Ok(())
@@ -801,5 +822,35 @@ mod tests {
             }
         }
         assert!(matches!(ours(&[Failing]), Err(Error::Custom(message)) if message == "no"));
+    }
+
+    /// A length of zero announced and then not kept: serde_json writes `{}` at once and the
+    /// entries after it, which this writer leaves to serde_json; one kept is written here.
+    #[test]
+    fn an_empty_length_hint_is_serde_jsons() {
+        struct Announced(usize, &'static [(&'static str, u8)]);
+        impl Serialize for Announced {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                use serde::ser::SerializeMap;
+                let mut map = serializer.serialize_map(Some(self.0))?;
+                for (key, value) in self.1 {
+                    map.serialize_entry(key, value)?;
+                }
+                map.end()
+            }
+        }
+        assert!(matches!(
+            ours(&Announced(0, &[("a", 1)])),
+            Err(Error::Unsupported)
+        ));
+        for kept in [Announced(0, &[]), Announced(2, &[("a", 1), ("b", 2)])] {
+            same_as_serde_json(&kept);
+        }
+        #[derive(Serialize)]
+        enum Empty {
+            Tuple(),
+            Struct {},
+        }
+        same_as_serde_json(&(Empty::Tuple(), Empty::Struct {}, (), Vec::<u8>::new()));
     }
 }

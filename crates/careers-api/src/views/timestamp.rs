@@ -113,7 +113,9 @@ mod tests {
             x ^= x << 17;
             // From before year 0 to after 9999, so both paths are taken.
             let seconds = (x % 400_000_000_000) as i64 - 100_000_000_000;
-            let nanos = match x % 5 {
+            // The path from bits the values below do not use, so that every fraction width
+            // meets values ending in any digit.
+            let nanos = match (x >> 40) % 5 {
                 0 => 0,
                 1 => (x % 1000) as u32 * 1_000_000,
                 2 => (x % 1_000_000) as u32 * 1_000,
@@ -125,6 +127,11 @@ mod tests {
             }
         }
         same_as_chrono(0, 0);
+        for nanos in [1, 100_000, 100_000_000, 120_000_000, 999_000] {
+            same_as_chrono(0, nanos);
+        }
+        same_as_chrono(253_402_300_800, 0); // 10000-01-01: chrono's own path
+        same_as_chrono(-62_167_219_201, 0); // -0001-12-31T23:59:59Z: chrono's own path
         same_as_chrono(253_402_300_799, 999_999_999); // 9999-12-31T23:59:59.999999999Z
         same_as_chrono(-62_167_219_200, 0); // 0000-01-01T00:00:00Z
     }
