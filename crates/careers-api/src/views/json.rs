@@ -8,13 +8,14 @@
 //! own formatter, so they are serde_json's digits.
 //!
 //! What it does not write it refuses with [`Error::Unsupported`] (map keys that are not
-//! strings, serde_json's raw values, elements after a length of zero was announced), and
+//! strings, such as numbers, which serde_json quotes; serde_json's raw values; elements after a
+//! length of zero was announced), and
 //! [`super::Json`] then writes the body with serde_json: the answer is the same either way.
 
 use std::fmt;
 
 use serde::Serialize;
-use serde::ser::{self, Impossible};
+use serde::ser;
 use serde_json::ser::{CompactFormatter, Formatter};
 
 /// Why a value was not written.
@@ -439,7 +440,14 @@ impl ser::SerializeMap for Compound<'_, '_> {
 
     fn serialize_key<T: Serialize + ?Sized>(&mut self, key: &T) -> Result {
         self.separate()?;
-        key.serialize(KeyWriter(self.writer.out))?;
+        let start = self.writer.out.len();
+        key.serialize(&mut *self.writer)?;
+        // A key that this writer writes as a string (a string, a char, a unit variant, through
+        // newtypes and options) serde_json writes as the same string; every other key it
+        // quotes its own way or refuses, so those maps are left to it.
+        if self.writer.out.get(start) != Some(&b'"') {
+            return Err(Error::Unsupported);
+        }
         self.writer.out.push(b':');
         Ok(())
     }
@@ -478,119 +486,6 @@ macro_rules! structs {
 structs! {
     SerializeStruct;
     SerializeStructVariant;
-}
-
-/// A map's key: a string, written as one. Every other key serde_json turns into a string its
-/// own way (numbers, booleans, chars...), so this writer leaves those maps to it.
-struct KeyWriter<'a>(&'a mut Vec<u8>);
-
-macro_rules! unsupported {
-    ($($method:ident($($ty:ty),*);)*) => {$(
-        fn $method(self, $(_: $ty),*) -> Result {
-            Err(Error::Unsupported)
-        }
-    )*};
-}
-
-impl ser::Serializer for KeyWriter<'_> {
-    type Ok = ();
-    type Error = Error;
-    type SerializeSeq = Impossible<(), Error>;
-    type SerializeTuple = Impossible<(), Error>;
-    type SerializeTupleStruct = Impossible<(), Error>;
-    type SerializeTupleVariant = Impossible<(), Error>;
-    type SerializeMap = Impossible<(), Error>;
-    type SerializeStruct = Impossible<(), Error>;
-    type SerializeStructVariant = Impossible<(), Error>;
-
-    fn serialize_str(self, value: &str) -> Result {
-        write_str(self.0, value);
-        Ok(())
-    }
-
-    unsupported! {
-        serialize_bool(bool);
-        serialize_i8(i8);
-        serialize_i16(i16);
-        serialize_i32(i32);
-        serialize_i64(i64);
-        serialize_i128(i128);
-        serialize_u8(u8);
-        serialize_u16(u16);
-        serialize_u32(u32);
-        serialize_u64(u64);
-        serialize_u128(u128);
-        serialize_f32(f32);
-        serialize_f64(f64);
-        serialize_char(char);
-        serialize_bytes(&[u8]);
-        serialize_none();
-        serialize_unit();
-        serialize_unit_struct(&'static str);
-        serialize_unit_variant(&'static str, u32, &'static str);
-    }
-
-    fn serialize_some<T: Serialize + ?Sized>(self, _: &T) -> Result {
-        Err(Error::Unsupported)
-    }
-
-    fn serialize_newtype_struct<T: Serialize + ?Sized>(self, _: &'static str, _: &T) -> Result {
-        Err(Error::Unsupported)
-    }
-
-    fn serialize_newtype_variant<T: Serialize + ?Sized>(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: &T,
-    ) -> Result {
-        Err(Error::Unsupported)
-    }
-
-    fn serialize_seq(self, _: Option<usize>) -> Result<Self::SerializeSeq> {
-        Err(Error::Unsupported)
-    }
-
-    fn serialize_tuple(self, _: usize) -> Result<Self::SerializeTuple> {
-        Err(Error::Unsupported)
-    }
-
-    fn serialize_tuple_struct(
-        self,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleStruct> {
-        Err(Error::Unsupported)
-    }
-
-    fn serialize_tuple_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeTupleVariant> {
-        Err(Error::Unsupported)
-    }
-
-    fn serialize_map(self, _: Option<usize>) -> Result<Self::SerializeMap> {
-        Err(Error::Unsupported)
-    }
-
-    fn serialize_struct(self, _: &'static str, _: usize) -> Result<Self::SerializeStruct> {
-        Err(Error::Unsupported)
-    }
-
-    fn serialize_struct_variant(
-        self,
-        _: &'static str,
-        _: u32,
-        _: &'static str,
-        _: usize,
-    ) -> Result<Self::SerializeStructVariant> {
-        Err(Error::Unsupported)
-    }
 }
 
 #[cfg(test)]
@@ -731,6 +626,19 @@ mod tests {
         struct Newtype(i32);
         #[derive(Serialize)]
         struct Pair(i8, &'static str);
+        #[derive(Serialize, PartialEq, Eq, PartialOrd, Ord)]
+        enum Key {
+            First,
+            Second,
+        }
+        #[derive(Serialize, PartialEq, Eq, PartialOrd, Ord)]
+        struct Name(&'static str);
+        type Keys = (
+            BTreeMap<char, u8>,
+            BTreeMap<Key, u8>,
+            BTreeMap<Name, u8>,
+            BTreeMap<Option<&'static str>, u8>,
+        );
         #[derive(Serialize)]
         enum Variant {
             Unit,
@@ -767,6 +675,8 @@ mod tests {
             wide: (i128, i128, u128),
             empty: (Vec<u8>, BTreeMap<String, u8>),
             map: BTreeMap<&'static str, Vec<Option<f32>>>,
+            // Keys serde_json writes as strings: chars, unit variants, newtypes, options.
+            keys: Keys,
             #[serde(flatten)]
             inner: Inner,
             time: DateTime<Utc>,
@@ -794,6 +704,12 @@ mod tests {
             wide: (i128::MIN, i128::MAX, u128::MAX),
             empty: (Vec::new(), BTreeMap::new()),
             map: BTreeMap::from([("a", vec![Some(1.5), None, Some(f32::NAN)]), ("b", vec![])]),
+            keys: (
+                BTreeMap::from([('"', 1), ('k', 2)]),
+                BTreeMap::from([(Key::First, 1), (Key::Second, 2)]),
+                BTreeMap::from([(Name("n\n"), 1)]),
+                BTreeMap::from([(Some("s"), 1)]),
+            ),
             inner: Inner { x: 9, y: -9 },
             time: DateTime::from_timestamp(1_700_000_000, 123_000_000).unwrap(),
         });
@@ -813,6 +729,14 @@ mod tests {
     fn what_it_does_not_write_it_refuses() {
         let numbered = BTreeMap::from([(1, "one")]);
         assert!(matches!(ours(&numbered), Err(Error::Unsupported)));
+        assert!(matches!(
+            ours(&BTreeMap::from([(true, 1)])),
+            Err(Error::Unsupported)
+        ));
+        assert!(matches!(
+            ours(&BTreeMap::from([(Some(2), 1)])),
+            Err(Error::Unsupported)
+        ));
         let raw = serde_json::value::RawValue::from_string("[1, 2]".into()).unwrap();
         assert!(matches!(ours(&raw), Err(Error::Unsupported)));
         struct Failing;
