@@ -5,8 +5,9 @@ One command starts the service on a backend pair, seeds data, and measures each 
 the server pinned to core 0 and the load generator to core 1 (taskset), reporting req/s, p50,
 p99 and server CPU, and every figure of the authenticated GET as a ratio to the floor binary
 measured in the same run. Runs are repeated and medians reported; the ratios are medians of
-each repeat's own ratio (the floor, the GET and the list run back to back in each repeat, and
-the host's speed drifts between repeats).
+each repeat's own ratio. Within a repeat the four read scenarios (the floor's GET, the GET, the
+list, the floor's list) run in slices of about two seconds taken in turn (`--slice`), so that the
+host's drift over seconds falls on all of them alike.
 
     python3 crates/bench/run.py                          # both pairs, 10 s per run, 3 repeats
     python3 crates/bench/run.py --pairs sqlite-memory --duration 3 --repeat 1   # quick
@@ -152,6 +153,40 @@ def measure(server_pid, port, duration, **kwargs):
     return result
 
 
+def measure_interleaved(runs, duration, slice_seconds):
+    """Measures each of `runs` (`(scenario, server_pid, port, load kwargs)`) for `duration`
+    seconds in all, in slices of about `slice_seconds` taken in turn: round r runs the scenarios
+    rotated by r, and in odd rounds in reverse, so each comes first, and before and after each
+    other one, about equally often (a slice's leftovers, if any, fall on all alike). The host's
+    speed drifts over seconds (session 11 saw a third within the hour), and scenarios measured
+    10 s apart drift apart with it; slices in turn put every scenario in the same stretch of
+    time, so their ratios compare like with like. A scenario's req/s and CPU are its slices' sums over its measured time, p50 and p99 the
+    medians of its slices' own, statuses and errors summed. One slice per scenario is the
+    sequential measurement of sessions 1-11 (with its second of warm-up)."""
+    slices = max(1, round(duration / slice_seconds)) if slice_seconds > 0 else 1
+    length = duration / slices
+    warmup = 1.0 if slices == 1 else min(1.0, length / 4)
+    parts = {scenario: [] for scenario, *_ in runs}
+    for r in range(slices):
+        order = runs[r % len(runs):] + runs[:r % len(runs)]
+        for scenario, pid, port, kwargs in (order[::-1] if r % 2 else order):
+            parts[scenario].append(measure(pid, port, length, warmup=warmup, **kwargs))
+    results = {}
+    for scenario, measured in parts.items():
+        statuses = {}
+        for m in measured:
+            for status, n in m["statuses"].items():
+                statuses[status] = statuses.get(status, 0) + n
+        requests = sum(m["requests"] for m in measured)
+        results[scenario] = {
+            "requests": requests, "errors": sum(m["errors"] for m in measured), "statuses": statuses,
+            "rps": requests / duration, "cpu": sum(m["cpu"] for m in measured) / slices,
+            "p50_ms": statistics.median(m["p50_ms"] for m in measured),
+            "p99_ms": statistics.median(m["p99_ms"] for m in measured),
+            "max_ms": max(m["max_ms"] for m in measured), "slices": slices}
+    return results
+
+
 def run_pair(name, args, work):
     pair = Pair(name, work)
     bin_api, bin_floor = os.path.join(TARGET, "careers-api"), os.path.join(TARGET, "floor")
@@ -224,17 +259,19 @@ def run_pair(name, args, work):
                   f"  p99 {result['p99_ms']:7.2f} ms  cpu {result['cpu']:5.0f}%  [{statuses}]", flush=True)
 
         user_path = f"/identities/user/{plain_id}"
+        reads = [
+            ("floor GET user", floor.pid, floor_port,
+             dict(path=user_path, connections=c, headers=[f"Cookie: jwt_access={token}"])),
+            ("GET user", api.pid, api_port,
+             dict(path=user_path, connections=c, headers=[f"Cookie: jwt_access={plain['jwt_access']}"])),
+            ("GET job_applications", api.pid, api_port,
+             dict(path=list_path, connections=c, headers=[f"Cookie: jwt_access={employer['jwt_access']}"])),
+            ("floor job_applications", floor.pid, floor_port,
+             dict(path=list_path, connections=c, headers=[f"Cookie: jwt_access={employer_token}"])),
+        ]
         for _ in range(args.repeat):
-            record("floor GET user", measure(floor.pid, floor_port, d, path=user_path, connections=c,
-                                             headers=[f"Cookie: jwt_access={token}"]))
-            record("GET user", measure(api.pid, api_port, d, path=user_path, connections=c,
-                                       headers=[f"Cookie: jwt_access={plain['jwt_access']}"]))
-            record("GET job_applications", measure(
-                api.pid, api_port, d, path=list_path,
-                connections=c, headers=[f"Cookie: jwt_access={employer['jwt_access']}"]))
-            record("floor job_applications", measure(
-                floor.pid, floor_port, d, path=list_path,
-                connections=c, headers=[f"Cookie: jwt_access={employer_token}"]))
+            for scenario, result in measure_interleaved(reads, d, args.slice).items():
+                record(scenario, result)
             if args.reads_only:
                 continue
             sessions_file = os.path.join(work, "sessions.txt")
@@ -306,8 +343,9 @@ def table(all_results, args):
     verdicts = []
     for pair, results in all_results.items():
         floor_rps = median(results["floor GET user"], "rps")
-        # Each repeat runs the floor and then the GET back to back; the host's speed drifts
-        # between repeats, so the ratio is the median of the repeats' own ratios (range shown).
+        # Each repeat measures the floor and the GET in the same stretch of time (slices in
+        # turn); the host's speed drifts between repeats, so the ratio is the median of the
+        # repeats' own ratios (range shown).
         paired = sorted(g["rps"] / f["rps"] for f, g in zip(results["floor GET user"], results["GET user"]))
         # The same comparison by the server's CPU time per request (floor's / server's), which
         # does not depend on the other core: also a median of the repeats' own ratios.
@@ -363,6 +401,12 @@ def table(all_results, args):
         ]
     lines += ["", "| pair | target | measured | met |", "|---|---|---|---|"]
     lines += [f"| {p} | {t} | {m} | {'yes' if ok else 'NO'} |" for p, t, m, ok in verdicts]
+    lines += ["", "Per repeat (the repeats' own ratios, in order):", ""]
+    for pair, results in all_results.items():
+        def own(of, to):
+            return ", ".join(f"{a['rps'] / b['rps']:.3f}" for a, b in zip(results[of], results[to]))
+        lines.append(f"- {pair}: GET / floor {own('GET user', 'floor GET user')}; "
+                     f"list / GET {own('GET job_applications', 'GET user')}")
     return "\n".join(lines)
 
 
@@ -372,6 +416,9 @@ def main():
     parser.add_argument("--duration", type=float, default=10.0)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--connections", type=int, default=32)
+    parser.add_argument("--slice", type=float, default=2.0,
+                        help="seconds per slice of the four read scenarios, taken in turn within each "
+                             "repeat; 0 runs each for the whole duration, one after the other")
     parser.add_argument("--smoke", action="store_true", help="a few seconds, for CI")
     parser.add_argument("--out", help="also write the table to this markdown file")
     parser.add_argument("--no-build", action="store_true")
@@ -403,7 +450,8 @@ def main():
             all_results[pair] = run_pair(pair, args, work)
     text = table(all_results, args)
     header = (f"Run {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
-              f"{args.duration:g} s per run, {args.repeat} repeat(s), medians.\n"
+              f"{args.duration:g} s per run, {args.repeat} repeat(s), medians; "
+              f"{'reads in slices of about ' + format(args.slice, 'g') + ' s in turn' if args.slice > 0 else 'reads one after the other'}.\n"
               f"Command: `python3 crates/bench/run.py {' '.join(sys.argv[1:])}`\n")
     print("\n" + header + "\n" + text)
     if args.out:
