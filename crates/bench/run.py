@@ -153,17 +153,23 @@ def measure(server_pid, port, duration, **kwargs):
     return result
 
 
+def slice_count(duration, slice_seconds):
+    """How many slices `measure_interleaved` cuts a scenario's `duration` into (0 s: one)."""
+    return max(1, round(duration / slice_seconds)) if slice_seconds > 0 else 1
+
+
 def measure_interleaved(runs, duration, slice_seconds):
     """Measures each of `runs` (`(scenario, server_pid, port, load kwargs)`) for `duration`
     seconds in all, in slices of about `slice_seconds` taken in turn: round r runs the scenarios
     rotated by r, and in odd rounds in reverse, so each comes first, and before and after each
-    other one, about equally often (a slice's leftovers, if any, fall on all alike). The host's
-    speed drifts over seconds (session 11 saw a third within the hour), and scenarios measured
-    10 s apart drift apart with it; slices in turn put every scenario in the same stretch of
-    time, so their ratios compare like with like. A scenario's req/s and CPU are its slices' sums over its measured time, p50 and p99 the
-    medians of its slices' own, statuses and errors summed. One slice per scenario is the
-    sequential measurement of sessions 1-11 (with its second of warm-up)."""
-    slices = max(1, round(duration / slice_seconds)) if slice_seconds > 0 else 1
+    other one, about equally often (whatever a slice leaves behind falls on all alike). The
+    host's speed drifts over seconds (session 11 saw a third within the hour), and scenarios
+    measured 10 s apart drift apart with it; slices in turn put every scenario in the same
+    stretch of time, so their ratios compare like with like. A scenario's req/s and CPU are its
+    slices' sums over its measured time, p50 and p99 the medians of its slices' own, statuses and
+    errors summed. One slice per scenario is the sequential measurement of sessions 1-11 (with
+    its second of warm-up)."""
+    slices = slice_count(duration, slice_seconds)
     length = duration / slices
     warmup = 1.0 if slices == 1 else min(1.0, length / 4)
     parts = {scenario: [] for scenario, *_ in runs}
@@ -183,7 +189,7 @@ def measure_interleaved(runs, duration, slice_seconds):
             "rps": requests / duration, "cpu": sum(m["cpu"] for m in measured) / slices,
             "p50_ms": statistics.median(m["p50_ms"] for m in measured),
             "p99_ms": statistics.median(m["p99_ms"] for m in measured),
-            "max_ms": max(m["max_ms"] for m in measured), "slices": slices}
+            "max_ms": max(m["max_ms"] for m in measured)}
     return results
 
 
@@ -402,11 +408,11 @@ def table(all_results, args):
     lines += ["", "| pair | target | measured | met |", "|---|---|---|---|"]
     lines += [f"| {p} | {t} | {m} | {'yes' if ok else 'NO'} |" for p, t, m, ok in verdicts]
     lines += ["", "Per repeat (the repeats' own ratios, in order):", ""]
+    def own(results, of, to):
+        return ", ".join(f"{a['rps'] / b['rps']:.3f}" for a, b in zip(results[of], results[to]))
     for pair, results in all_results.items():
-        def own(of, to):
-            return ", ".join(f"{a['rps'] / b['rps']:.3f}" for a, b in zip(results[of], results[to]))
-        lines.append(f"- {pair}: GET / floor {own('GET user', 'floor GET user')}; "
-                     f"list / GET {own('GET job_applications', 'GET user')}")
+        lines.append(f"- {pair}: GET / floor {own(results, 'GET user', 'floor GET user')}; "
+                     f"list / GET {own(results, 'GET job_applications', 'GET user')}")
     return "\n".join(lines)
 
 
@@ -449,9 +455,11 @@ def main():
             print(f"== {pair}", flush=True)
             all_results[pair] = run_pair(pair, args, work)
     text = table(all_results, args)
+    slices = slice_count(args.duration, args.slice)
+    reads = (f"reads in {slices} slices of {args.duration / slices:g} s each, taken in turn" if slices > 1
+             else "reads one after the other")
     header = (f"Run {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
-              f"{args.duration:g} s per run, {args.repeat} repeat(s), medians; "
-              f"{'reads in slices of about ' + format(args.slice, 'g') + ' s in turn' if args.slice > 0 else 'reads one after the other'}.\n"
+              f"{args.duration:g} s per run, {args.repeat} repeat(s), medians; {reads}.\n"
               f"Command: `python3 crates/bench/run.py {' '.join(sys.argv[1:])}`\n")
     print("\n" + header + "\n" + text)
     if args.out:
