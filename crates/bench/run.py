@@ -80,9 +80,10 @@ def login(base, email, password, path="/identities/sessions"):
 
 
 def cpu_seconds(pid):
+    """The process's CPU time so far, in user space and in the kernel, in seconds."""
     with open(f"/proc/{pid}/stat") as f:
         fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+    return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
 def wait_ready(url, seconds=30):
@@ -145,11 +146,12 @@ def load(port, path, connections, duration, warmup=1.0, method="GET", headers=()
 def measure(server_pid, port, duration, **kwargs):
     process = load(port, duration=duration, **kwargs)
     time.sleep(kwargs.get("warmup", 1.0))
-    before = cpu_seconds(server_pid)
+    user, system = cpu_seconds(server_pid)
     out, _ = process.communicate()
-    cpu = (cpu_seconds(server_pid) - before) / duration * 100
+    user_after, system_after = cpu_seconds(server_pid)
     result = json.loads(out)
-    result["cpu"] = cpu
+    result["cpu"] = (user_after - user + system_after - system) / duration * 100
+    result["sys"] = (system_after - system) / duration * 100
     return result
 
 
@@ -187,6 +189,7 @@ def measure_interleaved(runs, duration, slice_seconds):
         results[scenario] = {
             "requests": requests, "errors": sum(m["errors"] for m in measured), "statuses": statuses,
             "rps": requests / duration, "cpu": sum(m["cpu"] for m in measured) / slices,
+            "sys": sum(m["sys"] for m in measured) / slices,
             "p50_ms": statistics.median(m["p50_ms"] for m in measured),
             "p99_ms": statistics.median(m["p99_ms"] for m in measured),
             "max_ms": max(m["max_ms"] for m in measured)}
@@ -294,7 +297,7 @@ def run_pair(name, args, work):
                 capture_output=True, text=True, check=True).stdout)
             record("argon2 ceiling (1 core)", {"rps": cost["ceiling_per_s"], "p50_ms": cost["hash_ms"],
                                                "p99_ms": cost["hash_ms"], "cpu": float("nan"),
-                                               "statuses": {}})
+                                               "sys": float("nan"), "statuses": {}})
             record("login", measure(api.pid, api_port, d, path="/identities/sessions", method="POST",
                                     connections=4, body={"email": "plain@example.com",
                                                          "password": "plain-password-1"}))
@@ -310,7 +313,7 @@ def run_pair(name, args, work):
             during = measure(api.pid, api_port, d, path=user_path, connections=8, rate=read_rate,
                              headers=[f"Cookie: jwt_access={plain['jwt_access']}"])
             storm_result = json.loads(storm.communicate()[0])
-            storm_result["cpu"] = float("nan")
+            storm_result["cpu"] = storm_result["sys"] = float("nan")
             record("reads during login storm", during)
             record("login storm @4× login rate", storm_result)
         if args.hold:
@@ -338,9 +341,10 @@ def median(results, key):
     return statistics.median(r[key] for r in results)
 
 
-def per_request(run):
-    """The server's CPU time per request in µs (NaN where the server's CPU was not measured)."""
-    return run["cpu"] / 100 / run["rps"] * 1e6 if run["rps"] else float("nan")
+def per_request(run, key="cpu"):
+    """The server's CPU time per request in µs (NaN where the server's CPU was not measured);
+    with `key="sys"`, the part of it spent in the kernel."""
+    return run[key] / 100 / run["rps"] * 1e6 if run["rps"] else float("nan")
 
 
 def repeat_ratios(results, of, to, value=lambda run: run["rps"]):
@@ -350,7 +354,7 @@ def repeat_ratios(results, of, to, value=lambda run: run["rps"]):
 
 
 def table(all_results, args):
-    lines = ["| pair | scenario | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req | vs floor |",
+    lines = ["| pair | scenario | req/s | p50 ms | p99 ms | server CPU % | CPU µs/req (kernel) | vs floor |",
              "|---|---|---:|---:|---:|---:|---:|---:|"]
     verdicts = []
     for pair, results in all_results.items():
@@ -380,7 +384,8 @@ def table(all_results, args):
             cpu = median(runs, "cpu")
             cpu_text = "" if cpu != cpu else f"{cpu:.0f}"
             us = statistics.median(per_request(r) for r in runs)
-            us_text = "" if us != us else f"{us:.1f}"
+            kernel = statistics.median(per_request(r, "sys") for r in runs)
+            us_text = "" if us != us else f"{us:.1f} ({kernel:.1f})"
             lines.append(f"| {pair} | {scenario} | {rps:.0f} | {median(runs, 'p50_ms'):.2f} | "
                          f"{median(runs, 'p99_ms'):.2f} | {cpu_text} | {us_text} | {ratio} |")
         get_ratio = statistics.median(paired)
