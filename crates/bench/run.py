@@ -86,6 +86,18 @@ def cpu_seconds(pid):
     return int(fields[11]) / CLK_TCK, int(fields[12]) / CLK_TCK
 
 
+def cpu_model():
+    """The host's processor as /proc/cpuinfo names it, with its family and model: the same
+    binaries' ratios differ from one host to another (docs/PERFORMANCE.md, sessions 12 and 13)."""
+    fields = {}
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            fields.setdefault(key.strip(), value.strip())
+    name, family, model = (fields.get(key, "?") for key in ("model name", "cpu family", "model"))
+    return f"{name} (family {family}, model {model})"
+
+
 def wait_ready(url, seconds=30):
     deadline = time.time() + seconds
     while time.time() < deadline:
@@ -460,8 +472,8 @@ def main():
     slices = slice_count(args.duration, args.slice)
     reads = (f"reads in {slices} slices of {args.duration / slices:g} s each, taken in turn" if slices > 1
              else "reads one after the other")
-    header = (f"Run {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores, "
-              f"{args.duration:g} s per run, {args.repeat} repeat(s), medians; {reads}.\n"
+    header = (f"Run {datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} cores of "
+              f"{cpu_model()}, {args.duration:g} s per run, {args.repeat} repeat(s), medians; {reads}.\n"
               f"Command: `python3 crates/bench/run.py {' '.join(sys.argv[1:])}`\n")
     print("\n" + header + "\n" + text)
     if args.out:
