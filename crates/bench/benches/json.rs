@@ -1,5 +1,6 @@
 //! Micro-benchmark of the response JSON writer (`careers_api::views::json`) against serde_json,
-//! on a page of the list the load benchmark measures (docs/PERFORMANCE.md, session 11).
+//! on a page of the list the load benchmark measures (docs/PERFORMANCE.md, session 11), and of
+//! the page's own writer, which the list answers with (`write_json`, session 14).
 //!
 //! ```text
 //! cargo bench -p bench --bench json -- --warm-up-time 1 --measurement-time 2
@@ -18,6 +19,13 @@ fn application_page(c: &mut Criterion) {
         b.iter(|| {
             let mut out = Vec::with_capacity(1024);
             json::to_writer(&mut out, black_box(&page)).expect("written");
+            out
+        })
+    });
+    group.bench_function("write_json", |b| {
+        b.iter(|| {
+            let mut out = Vec::with_capacity(1024);
+            black_box(&page).write_json(&mut out).expect("written");
             out
         })
     });

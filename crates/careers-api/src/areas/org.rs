@@ -2,6 +2,7 @@
 
 use axum::extract::State;
 use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
 use super::{EmployerCtx, EmployerSession};
@@ -288,7 +289,7 @@ async fn list_applications(
     employer: EmployerSession,
     State(state): State<AppState>,
     params: Result<Query<ApplicationParams>, ApiError>,
-) -> Result<Json<EmployerApplicationList>, ApiError> {
+) -> Result<Response, ApiError> {
     // The area check comes before the parameters' errors, as on every employer route.
     let resolved = params.and_then(|Query(params)| {
         let page = PageParams {
@@ -304,11 +305,12 @@ async fn list_applications(
             return Err(error);
         }
     };
-    let list =
+    let rows =
         db::careers::employer_applications(&state.db, employer.user_id, job_id, page, per_page)
             .await?;
-    let (rows, total) = match list {
-        Some(list) => list,
+    // The items borrow their text from `rows`, so the answer is written here, while they live.
+    let (items, total) = match &rows {
+        Some(rows) => rows.page()?,
         // Nothing found: the area check tells a non-employer (403) or an ended session (401)
         // from an empty page; past the last page the total is counted apart.
         None => {
@@ -323,10 +325,11 @@ async fn list_applications(
             (Vec::new(), total)
         }
     };
-    Ok(Json(EmployerApplicationList {
-        careers_job_applications: rows,
+    Ok(EmployerApplicationList {
+        careers_job_applications: items,
         meta: Meta::new(page, per_page, total),
-    }))
+    }
+    .into_response())
 }
 
 #[utoipa::path(

@@ -35,8 +35,13 @@ macro_rules! on_pool {
                 $run
             }
         }
-        .map_err(|error| DbErr::Query(RuntimeErr::SqlxError(Arc::new(error))))
+        .map_err(query_failed)
     };
+}
+
+/// The `DbErr` SeaORM reports for a failed statement.
+fn query_failed(error: sqlx::Error) -> DbErr {
+    DbErr::Query(RuntimeErr::SqlxError(Arc::new(error)))
 }
 
 /// SeaORM's connection (through `Deref`, for everything else) and the hot reads.
@@ -73,7 +78,7 @@ impl Db {
     }
 
     /// The row, if any, of a constant statement whose parameters are `binds` (`$1`, `$2`...).
-    pub async fn fetch_optional<T: FromRow>(
+    pub async fn fetch_optional<T: for<'r> FromRow<'r>>(
         &self,
         sql: &'static str,
         binds: &[i64],
@@ -87,21 +92,14 @@ impl Db {
                 .transpose()))
     }
 
-    /// The rows of a constant statement whose parameters are `binds`.
-    pub async fn fetch_all<T: FromRow>(
-        &self,
-        sql: &'static str,
-        binds: &[i64],
-    ) -> Result<Vec<T>, DbErr> {
+    /// The rows of a constant statement whose parameters are `binds`, kept as the driver
+    /// returned them: what is decoded from them may borrow their text ([`Rows::decode`]).
+    pub async fn fetch_rows(&self, sql: &'static str, binds: &[i64]) -> Result<Rows, DbErr> {
         self.observe(sql);
         on_pool!(self.orm, |pool| query(sql, binds)
             .fetch_all(pool)
             .await
-            .and_then(|rows| {
-                rows.iter()
-                    .map(|row| T::read(&mut Columns::new(row)))
-                    .collect()
-            }))
+            .map(Rows::from))
     }
 
     fn observe(&self, sql: &str) {
@@ -123,21 +121,66 @@ where
         .fold(sqlx::query(sql), |query, value| query.bind(*value))
 }
 
-/// A value a hot read decodes: the same Rust type from either backend.
-pub trait HotValue: Sized {
-    fn sqlite(row: &SqliteRow, index: usize) -> Result<Self, sqlx::Error>;
-    fn postgres(row: &PgRow, index: usize) -> Result<Self, sqlx::Error>;
+/// The rows of [`Db::fetch_rows`], of either backend.
+pub enum Rows {
+    Sqlite(Vec<SqliteRow>),
+    Postgres(Vec<PgRow>),
 }
 
-impl<T> HotValue for T
+impl From<Vec<SqliteRow>> for Rows {
+    fn from(rows: Vec<SqliteRow>) -> Self {
+        Self::Sqlite(rows)
+    }
+}
+
+impl From<Vec<PgRow>> for Rows {
+    fn from(rows: Vec<PgRow>) -> Self {
+        Self::Postgres(rows)
+    }
+}
+
+impl Rows {
+    pub fn is_empty(&self) -> bool {
+        match self {
+            Self::Sqlite(rows) => rows.is_empty(),
+            Self::Postgres(rows) => rows.is_empty(),
+        }
+    }
+
+    /// Every row decoded into `T`, which may borrow from the rows (`&str` values).
+    pub fn decode<'r, T: FromRow<'r>>(&'r self) -> Result<Vec<T>, DbErr> {
+        fn all<'r, R: HotRow, T: FromRow<'r>>(rows: &'r [R]) -> Result<Vec<T>, sqlx::Error> {
+            // Allocated once: collecting a `Result`'s iterator grows the vector from nothing.
+            let mut all = Vec::with_capacity(rows.len());
+            for row in rows {
+                all.push(T::read(&mut Columns::new(row))?);
+            }
+            Ok(all)
+        }
+        match self {
+            Self::Sqlite(rows) => all(rows),
+            Self::Postgres(rows) => all(rows),
+        }
+        .map_err(query_failed)
+    }
+}
+
+/// A value a hot read decodes: the same Rust type from either backend. `'r` is the row's
+/// borrow, which a `&'r str` keeps.
+pub trait HotValue<'r>: Sized {
+    fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, sqlx::Error>;
+    fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error>;
+}
+
+impl<'r, T> HotValue<'r> for T
 where
-    T: for<'r> Decode<'r, Sqlite> + Type<Sqlite> + for<'r> Decode<'r, Postgres> + Type<Postgres>,
+    T: Decode<'r, Sqlite> + Type<Sqlite> + Decode<'r, Postgres> + Type<Postgres>,
 {
-    fn sqlite(row: &SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
+    fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
         row.try_get(index)
     }
 
-    fn postgres(row: &PgRow, index: usize) -> Result<Self, sqlx::Error> {
+    fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error> {
         row.try_get(index)
     }
 }
@@ -151,7 +194,7 @@ where
 /// timestamps go through sqlx.
 pub struct Timestamp(pub DateTime<Utc>);
 
-impl HotValue for Timestamp {
+impl HotValue<'_> for Timestamp {
     fn sqlite(row: &SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
         // A text value's bytes, read without validating them as UTF-8 (the layout is ASCII);
         // a blob or NULL is left to sqlx, which refuses it.
@@ -172,6 +215,9 @@ impl HotValue for Timestamp {
 
 /// `text` in the layout sqlx writes a `DateTime<Utc>` in on SQLite, or `None` for anything
 /// else (other layouts, offsets and leap seconds included), which sqlx's decoder then reads.
+/// The date and time are checked and read eight bytes at a time ([`digits_and_marks`]); a
+/// byte at a time, they were most of the 300 instructions this took a timestamp, and a page of
+/// 25 applications has 50 (callgrind, docs/PERFORMANCE.md, session 14).
 fn stored_utc(text: &[u8]) -> Option<DateTime<Utc>> {
     fn number(digits: &[u8]) -> Option<u32> {
         digits.iter().try_fold(0u32, |n, &d| {
@@ -186,61 +232,80 @@ fn stored_utc(text: &[u8]) -> Option<DateTime<Utc>> {
         }
         _ => return None,
     };
-    if [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')]
-        .iter()
-        .any(|&(at, mark)| main[at] != mark)
-    {
-        return None;
-    }
-    let field = |from: usize, to: usize| number(&main[from..to]);
-    NaiveDate::from_ymd_opt(field(0, 4)? as i32, field(5, 7)?, field(8, 10)?)?
-        .and_hms_nano_opt(field(11, 13)?, field(14, 16)?, field(17, 19)?, nanos)
-        .map(|time| time.and_utc())
+    // `YYYY-MM-`, `DDTHH:MM` and `HH:MM:SS` (overlapping the second).
+    let word = |at: usize| u64::from_le_bytes(main[at..at + 8].try_into().expect("eight bytes"));
+    let date = digits_and_marks(word(0), *b"0000-00-")?;
+    let day = digits_and_marks(word(8), *b"00T00:00")?;
+    let time = digits_and_marks(word(11), *b"00:00:00")?;
+    let pair = |digits: [u8; 8], at: usize| u32::from(digits[at]) * 10 + u32::from(digits[at + 1]);
+    NaiveDate::from_ymd_opt(
+        (pair(date, 0) * 100 + pair(date, 2)) as i32,
+        pair(date, 5),
+        pair(day, 0),
+    )?
+    .and_hms_nano_opt(pair(day, 3), pair(time, 3), pair(time, 6), nanos)
+    .map(|time| time.and_utc())
 }
+
+/// The eight bytes of `word` (little-endian) as the layout `pattern` has them, a `0` for a
+/// digit and any other byte for itself: each digit's value (and 0 for each mark), or `None`
+/// if a byte does not fit. `word ^ pattern` leaves a digit's value in its byte (a byte of `0x30`
+/// to `0x39` and only those become 0 to 9) and zero in a mark's; adding `0x76` to a digit's
+/// byte or `0x7f` to a mark's sets the byte's high bit exactly when it is out of range, with
+/// no carry into the next byte unless the high bit was already set, which fails it anyway.
+fn digits_and_marks(word: u64, pattern: [u8; 8]) -> Option<[u8; 8]> {
+    let limits = pattern.map(|byte| if byte == b'0' { 0x76 } else { 0x7f });
+    let values = word ^ u64::from_le_bytes(pattern);
+    let out_of_range = (values.wrapping_add(u64::from_le_bytes(limits)) | values) & HIGH_BITS;
+    (out_of_range == 0).then(|| values.to_le_bytes())
+}
+
+const HIGH_BITS: u64 = u64::from_le_bytes([0x80; 8]);
 
 /// A row of either backend.
 pub trait HotRow {
-    fn get<T: HotValue>(&self, index: usize) -> Result<T, sqlx::Error>;
+    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, sqlx::Error>;
 }
 
 impl HotRow for SqliteRow {
-    fn get<T: HotValue>(&self, index: usize) -> Result<T, sqlx::Error> {
+    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, sqlx::Error> {
         T::sqlite(self, index)
     }
 }
 
 impl HotRow for PgRow {
-    fn get<T: HotValue>(&self, index: usize) -> Result<T, sqlx::Error> {
+    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, sqlx::Error> {
         T::postgres(self, index)
     }
 }
 
 /// Reads a row's columns in select-list order.
-pub struct Columns<'a, R> {
-    row: &'a R,
+pub struct Columns<'r, R> {
+    row: &'r R,
     next: usize,
 }
 
-impl<'a, R: HotRow> Columns<'a, R> {
-    pub fn new(row: &'a R) -> Self {
+impl<'r, R: HotRow> Columns<'r, R> {
+    pub fn new(row: &'r R) -> Self {
         Self { row, next: 0 }
     }
 
-    pub fn read<T: HotValue>(&mut self) -> Result<T, sqlx::Error> {
+    pub fn read<T: HotValue<'r>>(&mut self) -> Result<T, sqlx::Error> {
         let value = self.row.get(self.next);
         self.next += 1;
         value
     }
 }
 
-/// What a hot read decodes a row into, column by column in select-list order.
-pub trait FromRow: Sized {
-    fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sqlx::Error>;
+/// What a hot read decodes a row into, column by column in select-list order; `'r` is the
+/// row's borrow, for values that keep it.
+pub trait FromRow<'r>: Sized {
+    fn read<R: HotRow>(cols: &mut Columns<'r, R>) -> Result<Self, sqlx::Error>;
 }
 
 /// A single-column row.
-impl<T: HotValue> FromRow for T {
-    fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sqlx::Error> {
+impl<'r, T: HotValue<'r>> FromRow<'r> for T {
+    fn read<R: HotRow>(cols: &mut Columns<'r, R>) -> Result<Self, sqlx::Error> {
         cols.read()
     }
 }
@@ -339,16 +404,69 @@ mod tests {
         assert!(stored_utc(b"2026-11-24T09:00:00.123+00:00").is_some());
         assert!(stored_utc(b"2026-11-24T09:00:00+00:00").is_some());
         for text in [
-            "2026-11-24T09:00:00Z",
-            "2026-11-24T10:00:00+01:00",
-            "2026-11-24 09:00:00+00:00",
-            "2026-11-24T09:00:00.12+00:00",
-            "2026-06-30T23:59:60+00:00",
-            "2026-02-30T09:00:00+00:00",
-            "2026-11-24T09:00:00.12a+00:00",
-            "2026-11-24T09:00",
+            &b"2026-11-24T09:00:00Z"[..],
+            b"2026-11-24T10:00:00+01:00",
+            b"2026-11-24 09:00:00+00:00",
+            b"2026-11-24T09:00:00.12+00:00",
+            b"2026-06-30T23:59:60+00:00",
+            b"2026-02-30T09:00:00+00:00",
+            b"2026-11-24T09:00:00.12a+00:00",
+            b"2026-11-24T09:00",
+            // a byte out of place in each of the three words read
+            b"2026/11-24T09:00:00+00:00",
+            b"2026-11-2aT09:00:00+00:00",
+            b"2026-11-24T09:00:0:+00:00",
+            b"2026-11-24T09 00:00+00:00",
+            b"\xb2026-11-24T09:00:00+00:00",
+            b"2026-11-24T09:00:\xb00+00:00",
         ] {
-            assert_eq!(stored_utc(text.as_bytes()), None, "{text}");
+            assert_eq!(stored_utc(text), None, "{}", text.escape_ascii());
+        }
+    }
+
+    /// The stored layout's reader as it was before it read eight bytes at a time
+    /// (docs/PERFORMANCE.md, session 14): the oracle of `reads_what_the_byte_reader_reads`.
+    fn byte_reader(text: &[u8]) -> Option<DateTime<Utc>> {
+        fn number(digits: &[u8]) -> Option<u32> {
+            digits.iter().try_fold(0u32, |n, &d| {
+                d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
+            })
+        }
+        let (main, rest) = text.split_at_checked(19)?;
+        let nanos = match rest.strip_suffix(b"+00:00")? {
+            [] => 0,
+            [b'.', fraction @ ..] if matches!(fraction.len(), 3 | 6 | 9) => {
+                number(fraction)? * 10u32.pow(9 - fraction.len() as u32)
+            }
+            _ => return None,
+        };
+        if [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')]
+            .iter()
+            .any(|&(at, mark)| main[at] != mark)
+        {
+            return None;
+        }
+        let field = |from: usize, to: usize| number(&main[from..to]);
+        chrono::NaiveDate::from_ymd_opt(field(0, 4)? as i32, field(5, 7)?, field(8, 10)?)?
+            .and_hms_nano_opt(field(11, 13)?, field(14, 16)?, field(17, 19)?, nanos)
+            .map(|time| time.and_utc())
+    }
+
+    proptest! {
+        /// Any byte at any place of a stored timestamp: the same value or refusal as the byte
+        /// reader's.
+        #[test]
+        fn reads_what_the_byte_reader_reads(
+            seconds in -62_167_219_200i64..253_402_300_800,
+            micros in 0u32..1_000_000,
+            at in 0usize..32,
+            byte in any::<u8>(),
+        ) {
+            let time = DateTime::<Utc>::from_timestamp(seconds, micros * 1000).unwrap();
+            let mut text = time.to_rfc3339_opts(SecondsFormat::AutoSi, false).into_bytes();
+            let at = at % text.len();
+            text[at] = byte;
+            prop_assert_eq!(stored_utc(&text), byte_reader(&text), "{}", text.escape_ascii());
         }
     }
 }

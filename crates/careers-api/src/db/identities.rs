@@ -48,7 +48,7 @@ pub async fn find_session_user(db: &Db, id: i64) -> Result<Option<UserView>, Api
     Ok(db.fetch_optional(SQL, &[id]).await?)
 }
 
-impl FromRow for UserView {
+impl FromRow<'_> for UserView {
     fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sea_orm::sqlx::Error> {
         Ok(Self {
             id: cols.read()?,

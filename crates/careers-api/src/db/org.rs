@@ -82,8 +82,8 @@ impl From<ProfileRow> for OrgUserProfileView {
             updated_at: r.updated_at,
             identities_user: UserBrief {
                 id: r.user_id,
-                first_name: r.user_first_name,
-                last_name: r.user_last_name,
+                first_name: r.user_first_name.into(),
+                last_name: r.user_last_name.into(),
             },
             company: CompanyBrief {
                 id: r.company_id,

@@ -44,11 +44,23 @@ impl ser::Error for Error {
     }
 }
 
-type Result<T = (), E = Error> = std::result::Result<T, E>;
+pub type Result<T = (), E = Error> = std::result::Result<T, E>;
 
 /// Appends `value` as compact JSON to `out`. On an error `out` holds a partial document.
 pub fn to_writer<T: Serialize + ?Sized>(out: &mut Vec<u8>, value: &T) -> Result {
     value.serialize(&mut Writer { out })
+}
+
+/// Writes `value` as a JSON string, as [`to_writer`] writes a string: for bodies written by
+/// hand.
+pub fn string(out: &mut Vec<u8>, value: &str) {
+    write_str(out, value);
+}
+
+/// Writes `value` as [`to_writer`] writes an integer (serde_json's digits).
+pub fn integer(out: &mut Vec<u8>, value: i64) {
+    // Writing into a `Vec` cannot fail.
+    let _ = CompactFormatter.write_i64(out, value);
 }
 
 struct Writer<'a> {

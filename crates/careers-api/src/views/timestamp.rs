@@ -23,6 +23,21 @@ pub fn serialize<S: Serializer>(time: &DateTime<Utc>, serializer: S) -> Result<S
     }
 }
 
+/// Writes `time` into `out` as a JSON string, the bytes [`serialize`] has the JSON writer
+/// write: for bodies written by hand (`EmployerApplicationItem::write_json`).
+pub fn write_json(out: &mut Vec<u8>, time: &DateTime<Utc>) -> super::json::Result {
+    let mut buf = [0u8; 30];
+    match write(time, &mut buf) {
+        Some(len) => {
+            out.push(b'"');
+            out.extend_from_slice(&buf[..len]);
+            out.push(b'"');
+            Ok(())
+        }
+        None => super::json::to_writer(out, time),
+    }
+}
+
 /// Writes `time` into `buf` as chrono's serde format does; `None` for years outside 0..=9999
 /// and leap seconds. Also the log lines' timestamp (`crate::logging`).
 pub(crate) fn write(time: &DateTime<Utc>, buf: &mut [u8; 30]) -> Option<usize> {
