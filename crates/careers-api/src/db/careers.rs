@@ -19,7 +19,7 @@ use super::entities::careers::{
 };
 use super::entities::identities::user;
 use super::entities::org::company;
-use super::{Columns, Db, FromRow, HotRow, Rows, Timestamp};
+use super::{Columns, Db, FromRow, HotRow, Rows};
 use crate::error::ApiError;
 use crate::forms::careers::{
     CertificateItem, ExperienceItem, JobApplicationForm, NestedItem, SkillItem, TalentProfileForm,
@@ -566,8 +566,8 @@ impl<'r> FromRow<'r> for ApplicantRow<'r> {
                 id: cols.read()?,
                 status: Cow::Borrowed(cols.read()?),
                 cover_letter: Cow::Borrowed(cols.read()?),
-                created_at: cols.read::<Timestamp>()?.0,
-                updated_at: cols.read::<Timestamp>()?.0,
+                created_at: cols.read()?,
+                updated_at: cols.read()?,
             },
             profile_id: cols.read()?,
             user: UserBrief {
@@ -733,8 +733,8 @@ impl From<CandidateRow> for CandidateApplicationItem {
                 id: r.id,
                 status: r.status.into(),
                 cover_letter: r.cover_letter.into(),
-                created_at: r.created_at,
-                updated_at: r.updated_at,
+                created_at: r.created_at.into(),
+                updated_at: r.updated_at.into(),
             },
             careers_job: JobBrief {
                 id: r.job_id,

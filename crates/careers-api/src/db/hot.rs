@@ -10,12 +10,14 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use chrono::{DateTime, NaiveDate, Utc};
+use chrono::{DateTime, Utc};
 
 use sea_orm::sqlx::postgres::PgRow;
 use sea_orm::sqlx::sqlite::SqliteRow;
 use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type, ValueRef};
 use sea_orm::{DatabaseConnection, DbBackend, DbErr, RuntimeErr};
+
+use crate::views::timestamp::{Stamp, StoredFields};
 
 type Observer = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -215,52 +217,31 @@ impl HotValue<'_> for Timestamp {
 
 /// `text` in the layout sqlx writes a `DateTime<Utc>` in on SQLite, or `None` for anything
 /// else (other layouts, offsets and leap seconds included), which sqlx's decoder then reads.
-/// The date and time are checked and read eight bytes at a time ([`digits_and_marks`]); a
-/// byte at a time, they were most of the 300 instructions this took a timestamp, and a page of
-/// 25 applications has 50 (callgrind, docs/PERFORMANCE.md, session 14).
 fn stored_utc(text: &[u8]) -> Option<DateTime<Utc>> {
-    fn number(digits: &[u8]) -> Option<u32> {
-        digits.iter().try_fold(0u32, |n, &d| {
-            d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
-        })
-    }
-    let (main, rest) = text.split_at_checked(19)?;
-    let nanos = match rest.strip_suffix(b"+00:00")? {
-        [] => 0,
-        [b'.', fraction @ ..] if matches!(fraction.len(), 3 | 6 | 9) => {
-            number(fraction)? * 10u32.pow(9 - fraction.len() as u32)
+    StoredFields::read(text)?.to_utc()
+}
+
+/// A timestamp column that the response writes: the stored text itself where it is already
+/// the response's text but for its offset ([`Stamp::stored`]), so that it is neither parsed
+/// nor formatted again; else the time, as [`Timestamp`] reads it.
+impl<'r> HotValue<'r> for Stamp<'r> {
+    fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
+        // A text value's bytes, read without validating them as UTF-8 (`Stamp::stored` takes
+        // ASCII only); a blob or NULL is left to sqlx, which refuses it.
+        let raw = row.try_get_raw(index)?;
+        if <str as Type<Sqlite>>::compatible(&raw.type_info())
+            && let Ok(text) = <&[u8] as Decode<Sqlite>>::decode(raw)
+            && let Some(stamp) = Stamp::stored(text)
+        {
+            return Ok(stamp);
         }
-        _ => return None,
-    };
-    // `YYYY-MM-`, `DDTHH:MM` and `HH:MM:SS` (overlapping the second).
-    let word = |at: usize| u64::from_le_bytes(main[at..at + 8].try_into().expect("eight bytes"));
-    let date = digits_and_marks(word(0), *b"0000-00-")?;
-    let day = digits_and_marks(word(8), *b"00T00:00")?;
-    let time = digits_and_marks(word(11), *b"00:00:00")?;
-    let pair = |digits: [u8; 8], at: usize| u32::from(digits[at]) * 10 + u32::from(digits[at + 1]);
-    NaiveDate::from_ymd_opt(
-        (pair(date, 0) * 100 + pair(date, 2)) as i32,
-        pair(date, 5),
-        pair(day, 0),
-    )?
-    .and_hms_nano_opt(pair(day, 3), pair(time, 3), pair(time, 6), nanos)
-    .map(|time| time.and_utc())
-}
+        Timestamp::sqlite(row, index).map(|time| Stamp::Time(time.0))
+    }
 
-/// The eight bytes of `word` (little-endian) as the layout `pattern` has them, a `0` for a
-/// digit and any other byte for itself: each digit's value (and 0 for each mark), or `None`
-/// if a byte does not fit. `word ^ pattern` leaves a digit's value in its byte (a byte of `0x30`
-/// to `0x39` and only those become 0 to 9) and zero in a mark's; adding `0x76` to a digit's
-/// byte or `0x7f` to a mark's sets the byte's high bit exactly when it is out of range, with
-/// no carry into the next byte unless the high bit was already set, which fails it anyway.
-fn digits_and_marks(word: u64, pattern: [u8; 8]) -> Option<[u8; 8]> {
-    let limits = pattern.map(|byte| if byte == b'0' { 0x76 } else { 0x7f });
-    let values = word ^ u64::from_le_bytes(pattern);
-    let out_of_range = (values.wrapping_add(u64::from_le_bytes(limits)) | values) & HIGH_BITS;
-    (out_of_range == 0).then(|| values.to_le_bytes())
+    fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error> {
+        Timestamp::postgres(row, index).map(|time| Stamp::Time(time.0))
+    }
 }
-
-const HIGH_BITS: u64 = u64::from_le_bytes([0x80; 8]);
 
 /// A row of either backend.
 pub trait HotRow {
@@ -458,11 +439,16 @@ mod tests {
         #[test]
         fn reads_what_the_byte_reader_reads(
             seconds in -62_167_219_200i64..253_402_300_800,
-            micros in 0u32..1_000_000,
-            at in 0usize..32,
+            nanos in prop_oneof![
+                Just(0u32),
+                (1u32..1000).prop_map(|ms| ms * 1_000_000),
+                (1u32..1_000_000).prop_map(|us| us * 1_000),
+                0u32..1_000_000_000,
+            ],
+            at in 0usize..40,
             byte in any::<u8>(),
         ) {
-            let time = DateTime::<Utc>::from_timestamp(seconds, micros * 1000).unwrap();
+            let time = DateTime::<Utc>::from_timestamp(seconds, nanos).unwrap();
             let mut text = time.to_rfc3339_opts(SecondsFormat::AutoSi, false).into_bytes();
             let at = at % text.len();
             text[at] = byte;

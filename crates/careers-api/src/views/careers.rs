@@ -5,6 +5,7 @@ use serde::Serialize;
 
 use super::json;
 use super::org::{CompanyBrief, UserBrief};
+use super::timestamp::Stamp;
 use crate::db::entities::careers::{certificate, experience, job_application, skill, user_profile};
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
@@ -105,10 +106,10 @@ pub struct ApplicationAttrs<'a> {
     pub id: i64,
     pub status: Cow<'a, str>,
     pub cover_letter: Cow<'a, str>,
-    #[serde(serialize_with = "super::timestamp::serialize")]
-    pub created_at: DateTime<Utc>,
-    #[serde(serialize_with = "super::timestamp::serialize")]
-    pub updated_at: DateTime<Utc>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub created_at: Stamp<'a>,
+    #[schema(value_type = DateTime<Utc>)]
+    pub updated_at: Stamp<'a>,
 }
 
 impl From<&job_application::Model> for ApplicationAttrs<'static> {
@@ -117,8 +118,8 @@ impl From<&job_application::Model> for ApplicationAttrs<'static> {
             id: a.id,
             status: a.status.clone().into(),
             cover_letter: a.cover_letter.clone().into(),
-            created_at: a.created_at,
-            updated_at: a.updated_at,
+            created_at: a.created_at.into(),
+            updated_at: a.updated_at.into(),
         }
     }
 }
@@ -130,8 +131,8 @@ impl ApplicationAttrs<'_> {
             id: self.id,
             status: self.status.into_owned().into(),
             cover_letter: self.cover_letter.into_owned().into(),
-            created_at: self.created_at,
-            updated_at: self.updated_at,
+            created_at: self.created_at.into_owned(),
+            updated_at: self.updated_at.into_owned(),
         }
     }
 }

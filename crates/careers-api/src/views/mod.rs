@@ -5,7 +5,7 @@ pub mod careers;
 pub mod identities;
 pub mod json;
 pub mod org;
-pub(crate) mod timestamp;
+pub mod timestamp;
 
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
@@ -20,7 +20,9 @@ use crate::error::ApiError;
 /// pays a capacity check per fragment and grows a page of 25 applications by six copies
 /// (docs/PERFORMANCE.md, session 10), by [`json::to_writer`], which writes serde_json's bytes
 /// faster, or by serde_json itself for what that leaves to it. Every JSON body the service
-/// answers goes through it, errors included.
+/// answers goes through it, errors included, but the employer's page of applications, which
+/// writes its own ([`EmployerApplicationList::write_json`], DECISIONS 64) and is answered the
+/// same way.
 pub struct Json<T>(pub T);
 
 impl<T: Serialize> IntoResponse for Json<T> {
@@ -209,8 +211,8 @@ pub fn sample_application_page(cover_letter: &str) -> EmployerApplicationList<'_
                     id,
                     status: "submitted".into(),
                     cover_letter: cover_letter.into(),
-                    created_at: time,
-                    updated_at: time,
+                    created_at: time.into(),
+                    updated_at: time.into(),
                 },
                 career_user_profile: ApplicantBrief {
                     id: id + 100,
@@ -290,12 +292,19 @@ mod tests {
         };
         // From before year 0 to after 9999, leap seconds included: both of the timestamp
         // writer's paths.
+        // Each as a time or, where it has one, as the text SQLite stores it in.
         let time = (
             -100_000_000_000i64..300_000_000_000,
             prop_oneof![0u32..1_000_000_000, 1_000_000_000u32..2_000_000_000],
+            any::<bool>(),
         )
-            .prop_filter_map("a valid time", |(seconds, nanos)| {
-                DateTime::from_timestamp(seconds, nanos)
+            .prop_filter_map("a valid time", |(seconds, nanos, stored)| {
+                let time = DateTime::from_timestamp(seconds, nanos)?;
+                let text = time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false);
+                Some(match super::timestamp::Stamp::stored(text.as_bytes()) {
+                    Some(stamp) if stored => stamp.into_owned(),
+                    _ => time.into(),
+                })
             });
         (
             (any::<i64>(), text(), text(), time.clone(), time),
