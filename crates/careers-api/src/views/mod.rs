@@ -235,19 +235,26 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::json;
 
-    /// The same status, headers and bytes as `axum::Json`, whose place it takes.
-    async fn answers_as_axum_json<T: serde::Serialize>(value: T) {
-        let ours = super::Json(&value).into_response();
-        let axum = axum::Json(&value).into_response();
-        assert_eq!(ours.status(), axum.status());
-        assert_eq!(ours.headers(), axum.headers());
+    /// The same status, headers and bytes.
+    async fn same_answer(ours: axum::response::Response, theirs: axum::response::Response) {
+        assert_eq!(ours.status(), theirs.status());
+        assert_eq!(ours.headers(), theirs.headers());
         let ours = axum::body::to_bytes(ours.into_body(), usize::MAX)
             .await
             .unwrap();
-        let axum = axum::body::to_bytes(axum.into_body(), usize::MAX)
+        let theirs = axum::body::to_bytes(theirs.into_body(), usize::MAX)
             .await
             .unwrap();
-        assert_eq!(ours, axum);
+        assert_eq!(ours, theirs);
+    }
+
+    /// What `axum::Json` answers, whose place it takes.
+    async fn answers_as_axum_json<T: serde::Serialize>(value: T) {
+        same_answer(
+            super::Json(&value).into_response(),
+            axum::Json(&value).into_response(),
+        )
+        .await;
     }
 
     #[tokio::test]
@@ -360,16 +367,10 @@ mod tests {
     #[tokio::test]
     async fn the_page_answers_as_json_does() {
         let cover_letter = "Dear \"team\",\n\u{1}\u{e9}";
-        let ours = super::sample_application_page(cover_letter).into_response();
-        let json = super::Json(super::sample_application_page(cover_letter)).into_response();
-        assert_eq!(ours.status(), json.status());
-        assert_eq!(ours.headers(), json.headers());
-        let ours = axum::body::to_bytes(ours.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        let json = axum::body::to_bytes(json.into_body(), usize::MAX)
-            .await
-            .unwrap();
-        assert_eq!(ours, json);
+        same_answer(
+            super::sample_application_page(cover_letter).into_response(),
+            super::Json(super::sample_application_page(cover_letter)).into_response(),
+        )
+        .await;
     }
 }
