@@ -298,7 +298,7 @@ mod tests {
     use sea_orm::sqlx::sqlite::SqliteRow;
     use sea_orm::sqlx::{self, Row, SqlitePool};
 
-    use super::{HotValue, Timestamp, stored_utc};
+    use super::{HotValue, Stamp, Timestamp, stored_utc};
 
     proptest! {
         /// Every `DateTime<Utc>` that sqlx writes reads back by position, as sqlx reads it.
@@ -321,15 +321,24 @@ mod tests {
         }
     }
 
-    /// What `Timestamp` and sqlx's own `DateTime<Utc>` decoder make of a row's one column.
+    /// What `Timestamp` and sqlx's own `DateTime<Utc>` decoder make of a row's one column;
+    /// and that a `Stamp` read from it answers the JSON of sqlx's time, or fails as sqlx does.
     type Decoded = Result<DateTime<Utc>, String>;
     fn both_ways(row: &SqliteRow) -> (Decoded, Decoded) {
+        let sqlx = row
+            .try_get::<DateTime<Utc>, _>(0)
+            .map_err(|e| e.to_string());
+        let stamp = Stamp::sqlite(row, 0).map_err(|e| e.to_string());
+        assert_eq!(
+            stamp.map(|stamp| serde_json::to_string(&stamp).unwrap()),
+            sqlx.clone()
+                .map(|time| serde_json::to_string(&time).unwrap()),
+        );
         (
             Timestamp::sqlite(row, 0)
                 .map(|t| t.0)
                 .map_err(|e| e.to_string()),
-            row.try_get::<DateTime<Utc>, _>(0)
-                .map_err(|e| e.to_string()),
+            sqlx,
         )
     }
 
@@ -340,6 +349,8 @@ mod tests {
         let pool = SqlitePool::connect("sqlite::memory:").await.unwrap();
         for text in [
             "2026-11-24T09:00:00.123456+00:00", // the stored layout itself
+            "2026-11-24T09:00:00.123456789+00:00",
+            "2026-11-24T09:00:00.120000+00:00", // stored layout, but not the response's digits
             "2026-11-24T09:00:00Z",
             "2026-11-24T09:00:00.5+00:00",
             "2026-11-24T09:00:00.1234+00:00",

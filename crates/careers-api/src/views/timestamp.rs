@@ -15,6 +15,7 @@ use serde::{Serialize, Serializer};
 /// what the response writes for it but for its offset: the employer's list reads its 50
 /// timestamps this way, and parsing each into a time to format it again was about 8 % of the
 /// list's instructions (docs/PERFORMANCE.md, session 14). Either writes chrono's serde format.
+/// (Equality compares the two forms as they are: a time and its stored text are not equal.)
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Stamp<'a> {
     Time(DateTime<Utc>),
