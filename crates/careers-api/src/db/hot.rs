@@ -10,14 +10,12 @@
 use std::ops::Deref;
 use std::sync::Arc;
 
-use chrono::{DateTime, Utc};
-
 use sea_orm::sqlx::postgres::PgRow;
 use sea_orm::sqlx::sqlite::SqliteRow;
 use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type, ValueRef};
 use sea_orm::{DatabaseConnection, DbBackend, DbErr, RuntimeErr};
 
-use crate::views::timestamp::{Stamp, StoredFields};
+use crate::views::timestamp::Stamp;
 
 type Observer = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -187,43 +185,11 @@ where
     }
 }
 
-/// A timestamp column of a hot read. SQLite keeps sqlx's `DateTime<Utc>` as the text sqlx
-/// writes (`2026-11-24T09:00:00.123456789+00:00`: RFC 3339 with a fraction of 0, 3, 6 or 9
-/// digits and a zero offset); that layout is read by position, and any other text goes through
-/// sqlx's own decoder, so the value is the same (`stored_layout_reads_as_sqlx_does`). sqlx's
-/// decoder, chrono's general RFC 3339 parser, cost about 730 instructions a timestamp, and a
-/// page of 25 applications has 50 (docs/PERFORMANCE.md, session 10). PostgreSQL's binary
-/// timestamps go through sqlx.
-pub struct Timestamp(pub DateTime<Utc>);
-
-impl HotValue<'_> for Timestamp {
-    fn sqlite(row: &SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
-        // A text value's bytes, read without validating them as UTF-8 (the layout is ASCII);
-        // a blob or NULL is left to sqlx, which refuses it.
-        let raw = row.try_get_raw(index)?;
-        if <str as Type<Sqlite>>::compatible(&raw.type_info())
-            && let Ok(text) = <&[u8] as Decode<Sqlite>>::decode(raw)
-            && let Some(time) = stored_utc(text)
-        {
-            return Ok(Self(time));
-        }
-        row.try_get(index).map(Self)
-    }
-
-    fn postgres(row: &PgRow, index: usize) -> Result<Self, sqlx::Error> {
-        row.try_get(index).map(Self)
-    }
-}
-
-/// `text` in the layout sqlx writes a `DateTime<Utc>` in on SQLite, or `None` for anything
-/// else (other layouts, offsets and leap seconds included), which sqlx's decoder then reads.
-fn stored_utc(text: &[u8]) -> Option<DateTime<Utc>> {
-    StoredFields::read(text)?.to_utc()
-}
-
-/// A timestamp column that the response writes: the stored text itself where it is already
-/// the response's text but for its offset ([`Stamp::stored`]), so that it is neither parsed
-/// nor formatted again; else the time, as [`Timestamp`] reads it.
+/// A timestamp column that the response writes. SQLite keeps sqlx's `DateTime<Utc>` as the text
+/// sqlx writes (`2026-11-24T09:00:00.123456789+00:00`), which is the response's text but for its
+/// offset: that text is taken as it is ([`Stamp::stored`]), neither parsed nor formatted again.
+/// Any other value goes through sqlx's own decoder (chrono's RFC 3339 parser for text), as do
+/// PostgreSQL's binary timestamps (`other_text_decodes_as_sqlx_does`).
 impl<'r> HotValue<'r> for Stamp<'r> {
     fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
         // A text value's bytes, read without validating them as UTF-8 (`Stamp::stored` takes
@@ -235,11 +201,11 @@ impl<'r> HotValue<'r> for Stamp<'r> {
         {
             return Ok(stamp);
         }
-        Timestamp::sqlite(row, index).map(|time| Stamp::Time(time.0))
+        row.try_get(index).map(Stamp::Time)
     }
 
     fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error> {
-        Timestamp::postgres(row, index).map(|time| Stamp::Time(time.0))
+        row.try_get(index).map(Stamp::Time)
     }
 }
 
@@ -293,60 +259,18 @@ impl<'r, T: HotValue<'r>> FromRow<'r> for T {
 
 #[cfg(test)]
 mod tests {
-    use chrono::{DateTime, SecondsFormat, Utc};
-    use proptest::prelude::*;
-    use sea_orm::sqlx::sqlite::SqliteRow;
+    use chrono::{DateTime, Utc};
     use sea_orm::sqlx::{self, Row, SqlitePool};
 
-    use super::{HotValue, Stamp, Timestamp, stored_utc};
+    use super::{HotValue, Stamp};
 
-    proptest! {
-        /// Every `DateTime<Utc>` that sqlx writes reads back by position, as sqlx reads it.
-        #[test]
-        fn stored_layout_reads_as_sqlx_does(
-            seconds in -62_167_219_200i64..253_402_300_800, // years 0 to 9999
-            nanos in prop_oneof![
-                Just(0u32),
-                (0u32..1000).prop_map(|ms| ms * 1_000_000),
-                (0u32..1_000_000).prop_map(|us| us * 1_000),
-                0u32..1_000_000_000,
-            ],
-        ) {
-            let time = DateTime::<Utc>::from_timestamp(seconds, nanos).unwrap();
-            // What sqlx's `Encode<Sqlite>` for `DateTime<Utc>` writes.
-            let text = time.to_rfc3339_opts(SecondsFormat::AutoSi, false);
-            prop_assert_eq!(stored_utc(text.as_bytes()), Some(time));
-            let sqlx = DateTime::parse_from_rfc3339(&text).unwrap().to_utc();
-            prop_assert_eq!(stored_utc(text.as_bytes()), Some(sqlx));
-        }
-    }
-
-    /// What `Timestamp` and sqlx's own `DateTime<Utc>` decoder make of a row's one column;
-    /// and that a `Stamp` read from it answers the JSON of sqlx's time, or fails as sqlx does.
-    type Decoded = Result<DateTime<Utc>, String>;
-    fn both_ways(row: &SqliteRow) -> (Decoded, Decoded) {
-        let sqlx = row
-            .try_get::<DateTime<Utc>, _>(0)
-            .map_err(|e| e.to_string());
-        let stamp = Stamp::sqlite(row, 0).map_err(|e| e.to_string());
-        assert_eq!(
-            stamp.map(|stamp| serde_json::to_string(&stamp).unwrap()),
-            sqlx.clone()
-                .map(|time| serde_json::to_string(&time).unwrap()),
-        );
-        (
-            Timestamp::sqlite(row, 0)
-                .map(|t| t.0)
-                .map_err(|e| e.to_string()),
-            sqlx,
-        )
-    }
-
-    /// Any other text is left to sqlx's decoder, through a real SQLite row: the same value or
-    /// the same refusal as sqlx's own `DateTime<Utc>` decode.
+    /// Any text, stored layouts with other digits included, and any other storage class, read
+    /// through a real SQLite row: a `Stamp` answers the JSON of sqlx's own `DateTime<Utc>`
+    /// decode, or fails as it does.
     #[tokio::test]
     async fn other_text_decodes_as_sqlx_does() {
         let pool = SqlitePool::connect("sqlite::memory:").await.unwrap();
+        let mut rows = Vec::new();
         for text in [
             "2026-11-24T09:00:00.123456+00:00", // the stored layout itself
             "2026-11-24T09:00:00.123456789+00:00",
@@ -368,13 +292,8 @@ mod tests {
             "yesterday",
             "",
         ] {
-            let row = sqlx::query("SELECT ?")
-                .bind(text)
-                .fetch_one(&pool)
-                .await
-                .unwrap();
-            let (ours, sqlx) = both_ways(&row);
-            assert_eq!(ours, sqlx, "{text:?}");
+            let row = sqlx::query("SELECT ?").bind(text).fetch_one(&pool);
+            rows.push((text, row.await.unwrap()));
         }
         // Other storage classes, too: sqlx reads integers as Unix seconds, refuses a blob
         // (even one holding the stored layout) and a NULL.
@@ -383,87 +302,17 @@ mod tests {
             "SELECT CAST('2026-11-24T09:00:00+00:00' AS BLOB)",
             "SELECT NULL",
         ] {
-            let row = sqlx::query(sql).fetch_one(&pool).await.unwrap();
-            let (ours, sqlx) = both_ways(&row);
-            assert_eq!(ours, sqlx, "{sql}");
+            rows.push((sql, sqlx::query(sql).fetch_one(&pool).await.unwrap()));
         }
-    }
-
-    /// The layouts the fast path refuses, so that sqlx reads them: offsets other than zero,
-    /// leap seconds, fractions of other lengths, impossible dates.
-    #[test]
-    fn the_fast_path_takes_only_the_stored_layout() {
-        assert!(stored_utc(b"2026-11-24T09:00:00.123+00:00").is_some());
-        assert!(stored_utc(b"2026-11-24T09:00:00+00:00").is_some());
-        for text in [
-            &b"2026-11-24T09:00:00Z"[..],
-            b"2026-11-24T10:00:00+01:00",
-            b"2026-11-24 09:00:00+00:00",
-            b"2026-11-24T09:00:00.12+00:00",
-            b"2026-06-30T23:59:60+00:00",
-            b"2026-02-30T09:00:00+00:00",
-            b"2026-11-24T09:00:00.12a+00:00",
-            b"2026-11-24T09:00",
-            // a byte out of place in each of the three words read
-            b"2026/11-24T09:00:00+00:00",
-            b"2026-11-2aT09:00:00+00:00",
-            b"2026-11-24T09:00:0:+00:00",
-            b"2026-11-24T09 00:00+00:00",
-            b"\xb2026-11-24T09:00:00+00:00",
-            b"2026-11-24T09:00:\xb00+00:00",
-        ] {
-            assert_eq!(stored_utc(text), None, "{}", text.escape_ascii());
-        }
-    }
-
-    /// The stored layout's reader as it was before it read eight bytes at a time
-    /// (docs/PERFORMANCE.md, session 14): the oracle of `reads_what_the_byte_reader_reads`.
-    fn byte_reader(text: &[u8]) -> Option<DateTime<Utc>> {
-        fn number(digits: &[u8]) -> Option<u32> {
-            digits.iter().try_fold(0u32, |n, &d| {
-                d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
-            })
-        }
-        let (main, rest) = text.split_at_checked(19)?;
-        let nanos = match rest.strip_suffix(b"+00:00")? {
-            [] => 0,
-            [b'.', fraction @ ..] if matches!(fraction.len(), 3 | 6 | 9) => {
-                number(fraction)? * 10u32.pow(9 - fraction.len() as u32)
-            }
-            _ => return None,
-        };
-        if [(4, b'-'), (7, b'-'), (10, b'T'), (13, b':'), (16, b':')]
-            .iter()
-            .any(|&(at, mark)| main[at] != mark)
-        {
-            return None;
-        }
-        let field = |from: usize, to: usize| number(&main[from..to]);
-        chrono::NaiveDate::from_ymd_opt(field(0, 4)? as i32, field(5, 7)?, field(8, 10)?)?
-            .and_hms_nano_opt(field(11, 13)?, field(14, 16)?, field(17, 19)?, nanos)
-            .map(|time| time.and_utc())
-    }
-
-    proptest! {
-        /// Any byte at any place of a stored timestamp: the same value or refusal as the byte
-        /// reader's.
-        #[test]
-        fn reads_what_the_byte_reader_reads(
-            seconds in -62_167_219_200i64..253_402_300_800,
-            nanos in prop_oneof![
-                Just(0u32),
-                (1u32..1000).prop_map(|ms| ms * 1_000_000),
-                (1u32..1_000_000).prop_map(|us| us * 1_000),
-                0u32..1_000_000_000,
-            ],
-            at in 0usize..40,
-            byte in any::<u8>(),
-        ) {
-            let time = DateTime::<Utc>::from_timestamp(seconds, nanos).unwrap();
-            let mut text = time.to_rfc3339_opts(SecondsFormat::AutoSi, false).into_bytes();
-            let at = at % text.len();
-            text[at] = byte;
-            prop_assert_eq!(stored_utc(&text), byte_reader(&text), "{}", text.escape_ascii());
+        for (what, row) in &rows {
+            let sqlx = row
+                .try_get::<DateTime<Utc>, _>(0)
+                .map(|time| serde_json::to_string(&time).unwrap())
+                .map_err(|e| e.to_string());
+            let stamp = Stamp::sqlite(row, 0)
+                .map(|stamp| serde_json::to_string(&stamp).unwrap())
+                .map_err(|e| e.to_string());
+            assert_eq!(stamp, sqlx, "{what:?}");
         }
     }
 }

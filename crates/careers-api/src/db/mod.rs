@@ -12,7 +12,7 @@ use std::time::Duration;
 use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
 use sea_orm_migration::MigratorTrait;
 
-pub use hot::{Columns, Db, FromRow, HotRow, Rows, Timestamp};
+pub use hot::{Columns, Db, FromRow, HotRow, Rows};
 pub use migrations::Migrator;
 pub use sqlite::stable_query_plans;
 

@@ -7,7 +7,7 @@
 
 use std::borrow::Cow;
 
-use chrono::{DateTime, Datelike, NaiveDate, Timelike, Utc};
+use chrono::{DateTime, Datelike, Timelike, Utc};
 use serde::ser::Error as _;
 use serde::{Serialize, Serializer};
 
@@ -90,7 +90,7 @@ impl Serialize for Stamp<'_> {
 /// and time are checked and read eight bytes at a time ([`digits_and_marks`]); a byte at a time,
 /// they were most of the 300 instructions a timestamp took (callgrind, docs/PERFORMANCE.md,
 /// session 14).
-pub(crate) struct StoredFields {
+struct StoredFields {
     year: u32,
     month: u32,
     day: u32,
@@ -103,7 +103,7 @@ pub(crate) struct StoredFields {
 
 impl StoredFields {
     /// The fields of `text`, if it has the layout; whether they make a time is not checked.
-    pub(crate) fn read(text: &[u8]) -> Option<Self> {
+    fn read(text: &[u8]) -> Option<Self> {
         fn number(digits: &[u8]) -> Option<u32> {
             digits.iter().try_fold(0u32, |n, &d| {
                 d.is_ascii_digit().then(|| n * 10 + u32::from(d - b'0'))
@@ -151,16 +151,9 @@ impl StoredFields {
         })
     }
 
-    /// The time, through chrono's own checks of the date and time.
-    pub(crate) fn to_utc(&self) -> Option<DateTime<Utc>> {
-        NaiveDate::from_ymd_opt(self.year as i32, self.month, self.day)?
-            .and_hms_nano_opt(self.hour, self.minute, self.second, self.nano)
-            .map(|time| time.and_utc())
-    }
-
-    /// Whether [`Self::to_utc`] is a time, without making it: the day within its month of
-    /// the proleptic Gregorian calendar, the time within the day (no leap second: the fraction
-    /// has at most nine digits, so it cannot hold chrono's, which counts from a billion).
+    /// Whether the fields make a time: the day within its month of the proleptic Gregorian
+    /// calendar, the time within the day (no leap second: the fraction has at most nine
+    /// digits, so it cannot hold chrono's, which counts from a billion).
     fn is_valid(&self) -> bool {
         let leap = self.year.is_multiple_of(4)
             && (!self.year.is_multiple_of(100) || self.year.is_multiple_of(400));
