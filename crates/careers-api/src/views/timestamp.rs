@@ -295,7 +295,11 @@ pub(crate) fn write(time: &DateTime<Utc>, buf: &mut [u8; 30]) -> Option<usize> {
         digits(buf, &mut at, value, 2);
     }
     let width = fraction_width(nano);
-    let fraction = nano / 10u32.pow(9 - width as u32);
+    let fraction = match width {
+        3 => nano / 1_000_000,
+        6 => nano / 1_000,
+        _ => nano,
+    };
     if width > 0 {
         buf[at] = b'.';
         at += 1;
