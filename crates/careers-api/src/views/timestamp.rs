@@ -57,7 +57,7 @@ impl<'a> Stamp<'a> {
         // SAFETY: `StoredFields::read` took every byte of `text` as an ASCII digit or one of
         // the layout's marks, so it is UTF-8. Checking it again cost about 80 instructions a
         // timestamp (callgrind, docs/PERFORMANCE.md, session 14); the property test
-        // `stored_stamps_write_what_their_time_writes` feeds it every byte at every place.
+        // `a_stored_stamp_is_exactly_sqlxs_text` puts every byte at every place of its text.
         let text = unsafe { std::str::from_utf8_unchecked(text) };
         Some(Self::Stored(StoredText(Cow::Borrowed(text))))
     }
