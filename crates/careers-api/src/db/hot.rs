@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use sea_orm::sqlx::postgres::PgRow;
 use sea_orm::sqlx::sqlite::SqliteRow;
-use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type, ValueRef};
+use sea_orm::sqlx::{self, Decode, Row, Sqlite, Type, ValueRef};
 use sea_orm::{DatabaseConnection, DbBackend, DbErr, RuntimeErr};
 
 use crate::views::timestamp::Stamp;
@@ -96,10 +96,17 @@ impl Db {
     /// returned them: what is decoded from them may borrow their text ([`Rows::decode`]).
     pub async fn fetch_rows(&self, sql: &'static str, binds: &[i64]) -> Result<Rows, DbErr> {
         self.observe(sql);
-        on_pool!(self.orm, |pool| query(sql, binds)
-            .fetch_all(pool)
-            .await
-            .map(Rows::from))
+        // On a connection taken from the pool, as the pool itself runs `fetch_optional`: the
+        // pool's `fetch_all` passes the connection's rows through a second stream, an async
+        // generator polled once a row. Boxed, as the pool boxes its own: inline, `acquire`'s
+        // large future would make every caller's future as large, and futures are moved
+        // (docs/PERFORMANCE.md, session 15).
+        on_pool!(self.orm, |pool| Box::pin(async {
+            let mut connection = pool.acquire().await?;
+            query(sql, binds).fetch_all(&mut *connection).await
+        })
+        .await
+        .map(Rows::from))
     }
 
     fn observe(&self, sql: &str) {
@@ -172,12 +179,52 @@ pub trait HotValue<'r>: Sized {
     fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error>;
 }
 
-impl<'r, T> HotValue<'r> for T
-where
-    T: Decode<'r, Sqlite> + Type<Sqlite> + Decode<'r, Postgres> + Type<Postgres>,
-{
+/// Values decoded by sqlx's own decoders, on either backend.
+macro_rules! decoded_by_sqlx {
+    ($($ty:ty),*) => {$(
+        impl<'r> HotValue<'r> for $ty {
+            fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
+                row.try_get(index)
+            }
+
+            fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error> {
+                row.try_get(index)
+            }
+        }
+    )*};
+}
+
+decoded_by_sqlx!(i64, Option<i64>, String);
+
+/// The bytes of a SQLite text value, read without validating them as UTF-8; `None` for a blob,
+/// a NULL or a number, which the caller leaves to sqlx's decoder (which reads a number as text,
+/// and refuses the others).
+fn sqlite_text(row: &SqliteRow, index: usize) -> Option<&[u8]> {
+    let raw = row.try_get_raw(index).ok()?;
+    if !<str as Type<Sqlite>>::compatible(&raw.type_info()) {
+        return None;
+    }
+    <&[u8] as Decode<Sqlite>>::decode(raw).ok()
+}
+
+/// A SQLite text value that is ASCII, which is then UTF-8 as it is: sqlx validates every text
+/// with `str::from_utf8`, about 86 instructions for each of the list's short strings, against a
+/// plain test of each byte (docs/PERFORMANCE.md, session 15). Any other value, non-ASCII text
+/// included, goes through sqlx's own decoder (`text_decodes_as_sqlx_does`).
+fn sqlite_ascii(row: &SqliteRow, index: usize) -> Option<&str> {
+    let bytes = sqlite_text(row, index)?;
+    // SAFETY: ASCII bytes are valid UTF-8.
+    bytes
+        .is_ascii()
+        .then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
+}
+
+impl<'r> HotValue<'r> for &'r str {
     fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
-        row.try_get(index)
+        match sqlite_ascii(row, index) {
+            Some(text) => Ok(text),
+            None => row.try_get(index),
+        }
     }
 
     fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error> {
@@ -192,11 +239,8 @@ where
 /// PostgreSQL's binary timestamps (`other_text_decodes_as_sqlx_does`).
 impl<'r> HotValue<'r> for Stamp<'r> {
     fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
-        // A text value's bytes, read without validating them as UTF-8 (`Stamp::stored` takes
-        // ASCII only); a blob or NULL is left to sqlx, which refuses it.
-        let raw = row.try_get_raw(index)?;
-        if <str as Type<Sqlite>>::compatible(&raw.type_info())
-            && let Ok(text) = <&[u8] as Decode<Sqlite>>::decode(raw)
+        // `Stamp::stored` takes ASCII only, so the text needs no UTF-8 check.
+        if let Some(text) = sqlite_text(row, index)
             && let Some(stamp) = Stamp::stored(text)
         {
             return Ok(stamp);
@@ -263,6 +307,47 @@ mod tests {
     use sea_orm::sqlx::{self, Row, SqlitePool};
 
     use super::{HotValue, Stamp};
+
+    /// Text read through a real SQLite row as a borrowed `&str`: ASCII takes the fast path,
+    /// and anything else (other characters, an empty text, a NULL with and
+    /// without a declared type, a number, a blob) answers what sqlx's own decoder answers.
+    #[tokio::test]
+    async fn text_decodes_as_sqlx_does() {
+        let pool = SqlitePool::connect("sqlite::memory:").await.unwrap();
+        sqlx::query("CREATE TABLE t (v TEXT)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        sqlx::query("INSERT INTO t VALUES (NULL), ('typed'), (7)")
+            .execute(&pool)
+            .await
+            .unwrap();
+        for sql in [
+            "SELECT 'submitted'",
+            "SELECT 'a cover letter of more than a word, with \"quotes\" and ~ at the end~'",
+            "SELECT ''",
+            "SELECT 'Zoë'",
+            "SELECT 'Ada Lovelace, née Byron'",
+            "SELECT '日本語'",
+            "SELECT char(127)",
+            "SELECT char(128)",
+            "SELECT CAST(X'c328' AS TEXT)",
+            "SELECT CAST(X'6869' AS TEXT)",
+            "SELECT NULL",
+            "SELECT 42",
+            "SELECT 4.5",
+            "SELECT X'6869'",
+            "SELECT X'c328'",
+            "SELECT CAST('plain' AS BLOB)",
+            "SELECT v FROM t ORDER BY rowid",
+        ] {
+            for row in &sqlx::query(sql).fetch_all(&pool).await.unwrap() {
+                let ours = <&str as HotValue>::sqlite(row, 0).map_err(|e| e.to_string());
+                let sqlx = row.try_get::<&str, _>(0).map_err(|e| e.to_string());
+                assert_eq!(ours, sqlx, "{sql}");
+            }
+        }
+    }
 
     /// Any text, stored layouts with other digits included, and any other storage class, read
     /// through a real SQLite row: a `Stamp` answers the JSON of sqlx's own `DateTime<Utc>`
