@@ -196,9 +196,9 @@ macro_rules! decoded_by_sqlx {
 
 decoded_by_sqlx!(i64, Option<i64>, String);
 
-/// The bytes of a SQLite text value, read without validating them as UTF-8; `None` for a blob,
-/// a NULL or a number, which the caller leaves to sqlx's decoder (which reads a number as text,
-/// and refuses the others).
+/// The bytes of a SQLite text value, read without validating them as UTF-8. `None` for a blob,
+/// a number or a NULL without a declared type, which the caller leaves to sqlx's decoder; a NULL
+/// of a `TEXT` column reads as empty text, as it does through sqlx.
 fn sqlite_text(row: &SqliteRow, index: usize) -> Option<&[u8]> {
     let raw = row.try_get_raw(index).ok()?;
     if !<str as Type<Sqlite>>::compatible(&raw.type_info()) {
@@ -308,9 +308,9 @@ mod tests {
 
     use super::{HotValue, Stamp};
 
-    /// Text read through a real SQLite row as a borrowed `&str`: ASCII takes the fast path,
-    /// and anything else (other characters, an empty text, a NULL with and
-    /// without a declared type, a number, a blob) answers what sqlx's own decoder answers.
+    /// Text read through a real SQLite row as a borrowed `&str`: ASCII takes the fast path, and
+    /// anything else (other characters, invalid UTF-8, an empty text, a NULL with and without a
+    /// declared type, a number, a blob) answers what sqlx's own decoder answers.
     #[tokio::test]
     async fn text_decodes_as_sqlx_does() {
         let pool = SqlitePool::connect("sqlite::memory:").await.unwrap();
