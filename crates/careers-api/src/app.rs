@@ -6,7 +6,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, Request};
-use axum::http::{HeaderName, Method, header};
 use axum::{Router, ServiceExt};
 use sea_orm::DatabaseConnection;
 use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
@@ -14,8 +13,7 @@ use sessions::{
     AnyStore, Clock, CookieDomain, CookiePolicy, OriginPolicy, SameSite, SessionEngine,
     SessionTimes, TokenKeys,
 };
-use tower::ServiceBuilder;
-use tower_http::cors::{AllowOrigin, Cors, CorsLayer};
+use tower::Layer;
 
 use crate::config::Config;
 use crate::edge::{Edge, EdgeLayer};
@@ -110,45 +108,21 @@ pub fn cookie_policy(config: &Config) -> CookiePolicy {
     }
 }
 
-/// The service `serve` runs: the router inside the edge layer (request id, headers, access
-/// line, panics) and CORS. They wrap the router instead of being added with `Router::layer`,
+/// The service `serve` runs: the router inside the edge layer (request id, headers, CORS,
+/// access line, panics). It wraps the router instead of being added with `Router::layer`,
 /// which puts a copy into every route's service, and axum clones the route's service for each
-/// request; wrapped outside, they are cloned once per connection (docs/PERFORMANCE.md).
-pub type App = Edge<Cors<Router>>;
+/// request (docs/PERFORMANCE.md).
+pub type App = Edge<Router>;
 
 pub fn build_app(state: AppState) -> App {
-    let cors = cors_layer(state.sessions.origins().clone());
+    let edge = EdgeLayer::new(state.sessions.origins().clone());
     let (router, _) = crate::openapi::router().split_for_parts();
     let router = router
         .fallback(|| async { ApiError::NoRoute })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         .layer(DefaultBodyLimit::max(BODY_LIMIT))
         .with_state(state);
-    ServiceBuilder::new()
-        .layer(EdgeLayer::new())
-        .layer(cors)
-        .service(router)
-}
-
-/// Credentialed CORS for exact origins only, never `*` (the session engine's origin policy).
-fn cors_layer(origins: OriginPolicy) -> CorsLayer {
-    CorsLayer::new()
-        .allow_origin(AllowOrigin::predicate(move |origin, _| {
-            origin.to_str().is_ok_and(|o| origins.allows(o))
-        }))
-        .allow_credentials(true)
-        .allow_methods([
-            Method::GET,
-            Method::POST,
-            Method::PUT,
-            Method::PATCH,
-            Method::DELETE,
-        ])
-        .allow_headers([
-            header::CONTENT_TYPE,
-            HeaderName::from_static("x-csrf-token"),
-        ])
-        .max_age(Duration::from_secs(600))
+    edge.layer(router)
 }
 
 /// Serves until `shutdown` resolves; in-flight requests finish, new connections are refused.

@@ -1,8 +1,15 @@
 //! The outermost layer: what every response gets, in one pass instead of five stacked layers.
 //!
 //! - a request id: the client's `x-request-id` when it sent one, else `<pid hex>-<counter>`
-//!   (unique per process, no syscall, no RNG), set on the request for the handlers and echoed
-//!   on the response;
+//!   (unique per process, no syscall, no RNG), given to the log lines written while the
+//!   handler runs and echoed on the response;
+//! - CORS for credentialed requests from exact origins (the session engine's origin policy,
+//!   never `*`): `Access-Control-Allow-Origin` with the request's own origin when the policy
+//!   allows it, `Access-Control-Allow-Credentials: true` and `Vary: Origin` on every response,
+//!   and every `OPTIONS` request answered here as a preflight (200, the allowed methods and
+//!   headers, `Max-Age` 600 s) without reaching the router: what tower-http's CORS layer,
+//!   configured so, answered (`cors_answers_as_tower_http_did`), without its per-request header
+//!   map, request rebuild and layer clone (docs/DECISIONS.md 66);
 //! - `Cache-Control: no-store` unless the handler chose otherwise, and
 //!   `X-Content-Type-Options: nosniff` (docs/DECISIONS.md 20);
 //! - one access-log line per request at info: method, path (never the query string), status,
@@ -12,9 +19,9 @@
 //! - a handler that panics answers the contract's 500 `internal` body and logs "handler
 //!   panicked" at error level, instead of dropping the connection.
 //!
-//! It replaces tower-http's request-id, set-header, trace and catch-panic layers, whose
-//! per-request span, two formatted events and boxed response bodies cost about a tenth of the
-//! server's CPU (docs/PERFORMANCE.md).
+//! It replaces tower-http's request-id, set-header, trace, catch-panic and CORS layers, whose
+//! per-request span, two formatted events, boxed response bodies and header maps cost about a
+//! tenth of the server's CPU (docs/PERFORMANCE.md).
 
 use std::cell::RefCell;
 use std::future::Future;
@@ -31,6 +38,8 @@ use axum::response::IntoResponse;
 use tower::{Layer, Service};
 use tracing::Level;
 
+use sessions::OriginPolicy;
+
 use crate::error::ApiError;
 use crate::logging::{ACCESS_MESSAGE, ACCESS_TARGET, Access, LineSink};
 
@@ -39,45 +48,71 @@ pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 /// Longest client-sent request id that is kept; a longer one is replaced by a generated id.
 const MAX_CLIENT_ID: usize = 128;
 
+/// The methods and request headers a preflight allows, and how long a browser may keep its
+/// answer.
+const ALLOW_METHODS: &str = "GET,POST,PUT,PATCH,DELETE";
+const ALLOW_HEADERS: &str = "content-type,x-csrf-token";
+const PREFLIGHT_MAX_AGE: &str = "600";
+
 #[derive(Clone)]
 pub struct EdgeLayer {
-    ids: Arc<RequestIds>,
+    shared: Arc<Shared>,
+}
+
+/// What every connection's copy of the layer shares.
+struct Shared {
+    ids: RequestIds,
+    origins: OriginPolicy,
     access: Option<&'static dyn LineSink>,
 }
 
 impl EdgeLayer {
-    /// Access lines go straight to the log's sink when `logging::init` chose the JSON format,
-    /// else through tracing.
-    pub fn new() -> Self {
-        Self::writing_access_to(crate::logging::access_sink())
+    /// CORS answers the origins `origins` allows. Access lines go straight to the log's sink
+    /// when `logging::init` chose the JSON format, else through tracing.
+    pub fn new(origins: OriginPolicy) -> Self {
+        Self::writing_access_to(crate::logging::access_sink(), origins)
     }
 
-    fn writing_access_to(access: Option<&'static dyn LineSink>) -> Self {
+    fn writing_access_to(access: Option<&'static dyn LineSink>, origins: OriginPolicy) -> Self {
+        let process = format!("{:x}-", std::process::id());
         Self {
-            ids: Arc::new(RequestIds {
-                next: AtomicU64::new(0),
-                process: format!("{:x}", std::process::id()),
+            shared: Arc::new(Shared {
+                ids: RequestIds {
+                    next: AtomicU64::new(0),
+                    prefix: process.into_bytes(),
+                },
+                origins,
+                access,
             }),
-            access,
         }
-    }
-}
-
-impl Default for EdgeLayer {
-    fn default() -> Self {
-        Self::new()
     }
 }
 
 struct RequestIds {
     next: AtomicU64,
-    process: String,
+    /// The process id in hex and a dash.
+    prefix: Vec<u8>,
 }
 
 impl RequestIds {
+    /// `<pid hex>-<counter>`, written by hand: `format!` and a `String` cost about a thousand
+    /// instructions per request.
     fn make(&self) -> HeaderValue {
-        let n = self.next.fetch_add(1, Ordering::Relaxed);
-        HeaderValue::try_from(format!("{}-{n}", self.process))
+        let mut n = self.next.fetch_add(1, Ordering::Relaxed);
+        let mut digits = [0u8; 20];
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 {
+                break;
+            }
+        }
+        let mut id = Vec::with_capacity(self.prefix.len() + digits.len() - at);
+        id.extend_from_slice(&self.prefix);
+        id.extend_from_slice(&digits[at..]);
+        HeaderValue::from_bytes(&id)
             .expect("hex digits, a dash and decimal digits are a valid header value")
     }
 }
@@ -88,17 +123,16 @@ impl<S> Layer<S> for EdgeLayer {
     fn layer(&self, inner: S) -> Edge<S> {
         Edge {
             inner,
-            ids: self.ids.clone(),
-            access: self.access,
+            shared: self.shared.clone(),
         }
     }
 }
 
+/// Cloned for every request (hyper's service adapter calls a clone): an `Arc` and the router.
 #[derive(Clone)]
 pub struct Edge<S> {
     inner: S,
-    ids: Arc<RequestIds>,
-    access: Option<&'static dyn LineSink>,
+    shared: Arc<Shared>,
 }
 
 impl<S, B> Service<Request<B>> for Edge<S>
@@ -113,31 +147,42 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, mut request: Request<B>) -> Self::Future {
-        let id = match request.headers().get(&REQUEST_ID) {
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let shared = &*self.shared;
+        let headers = request.headers();
+        let id = match headers.get(&REQUEST_ID) {
             Some(id) if !id.is_empty() && id.len() <= MAX_CLIENT_ID && id.to_str().is_ok() => {
                 id.clone()
             }
-            _ => {
-                let id = self.ids.make();
-                request.headers_mut().insert(REQUEST_ID, id.clone());
-                id
-            }
+            _ => shared.ids.make(),
         };
+        let allow_origin = headers
+            .get(header::ORIGIN)
+            .filter(|origin| origin.to_str().is_ok_and(|o| shared.origins.allows(o)))
+            .cloned();
         let line = AccessLine {
             id,
             method: request.method().clone(),
             // The path only: query strings may carry personal data (`?q=` an e-mail).
             path: request.uri().clone(),
             started: Instant::now(),
+            allow_origin,
         };
-        // A handler that panics answers 500 instead of dropping the connection: whether it
-        // panics while its future is made or while it runs.
-        let inner = panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(request))).ok();
+        let access = shared.access;
+        let inner = if request.method() == Method::OPTIONS {
+            Inner::Preflight
+        } else {
+            // A handler that panics answers 500 instead of dropping the connection: whether it
+            // panics while its future is made or while it runs.
+            match panic::catch_unwind(AssertUnwindSafe(|| self.inner.call(request))) {
+                Ok(future) => Inner::Handler { future },
+                Err(_) => Inner::Panicked,
+            }
+        };
         EdgeFuture {
             inner,
             line: Some(line),
-            access: self.access,
+            access,
         }
     }
 }
@@ -183,16 +228,28 @@ struct AccessLine {
     method: Method,
     path: axum::http::Uri,
     started: Instant,
+    /// The request's `Origin`, when CORS allows it.
+    allow_origin: Option<HeaderValue>,
 }
 
 pin_project_lite::pin_project! {
     pub struct EdgeFuture<F> {
-        // None when making the future panicked.
         #[pin]
-        inner: Option<F>,
+        inner: Inner<F>,
         // Taken when the response is ready.
         line: Option<AccessLine>,
         access: Option<&'static dyn LineSink>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    #[project = InnerProj]
+    enum Inner<F> {
+        Handler { #[pin] future: F },
+        // An `OPTIONS` request: answered here.
+        Preflight,
+        // The handler panicked, while its future was made or polled: never polled again.
+        Panicked,
     }
 }
 
@@ -205,16 +262,18 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
         let id = &this.line.as_ref().expect("polled after completion").id;
-        // None: the handler panicked, now or while its future was made.
-        let polled = this.inner.as_mut().as_pin_mut().and_then(|inner| {
-            let _handling = Handling::start(id);
-            panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))).ok()
-        });
+        let polled = match this.inner.as_mut().project() {
+            InnerProj::Handler { future } => {
+                let _handling = Handling::start(id);
+                panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))).ok()
+            }
+            InnerProj::Preflight => Some(Poll::Ready(Ok(preflight()))),
+            InnerProj::Panicked => None,
+        };
         let mut response = match polled {
             Some(poll) => ready!(poll)?,
             None => {
-                // Never polled again.
-                this.inner.set(None);
+                this.inner.set(Inner::Panicked);
                 tracing::error!(request_id = id.to_str().unwrap_or("-"), "handler panicked");
                 ApiError::Internal.into_response()
             }
@@ -262,6 +321,16 @@ where
             access!(Level::INFO);
         }
         let headers = response.headers_mut();
+        headers.reserve(6);
+        // CORS: `Vary` added to the handler's own, the rest set.
+        headers.append(header::VARY, HeaderValue::from_static("origin"));
+        headers.insert(
+            header::ACCESS_CONTROL_ALLOW_CREDENTIALS,
+            HeaderValue::from_static("true"),
+        );
+        if let Some(origin) = line.allow_origin {
+            headers.insert(header::ACCESS_CONTROL_ALLOW_ORIGIN, origin);
+        }
         headers.insert(REQUEST_ID, line.id);
         headers
             .entry(header::CACHE_CONTROL)
@@ -274,11 +343,32 @@ where
     }
 }
 
+/// The answer to a CORS preflight, before the headers every response gets.
+fn preflight() -> Response<Body> {
+    let mut response = Response::new(Body::empty());
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static(ALLOW_METHODS),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static(ALLOW_HEADERS),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static(PREFLIGHT_MAX_AGE),
+    );
+    response
+}
+
 #[cfg(test)]
 mod tests {
     use axum::body::Body;
     use axum::http::{Request, Response, StatusCode};
     use tower::{Layer, ServiceExt, service_fn};
+
+    use sessions::OriginPolicy;
 
     use super::{EdgeLayer, REQUEST_ID};
     use crate::logging::{BatchedSink, Captured, LineSink};
@@ -338,7 +428,10 @@ mod tests {
         // Tests run in parallel, each with its own subscriber: a callsite first reached while
         // no subscriber that wants it was alive is cached as disabled. Recompute under ours.
         tracing::callsite::rebuild_interest_cache();
-        let edge = EdgeLayer::writing_access_to(direct.then_some(sink as &dyn LineSink));
+        let edge = EdgeLayer::writing_access_to(
+            direct.then_some(sink as &dyn LineSink),
+            OriginPolicy::new(None),
+        );
         let service = edge.layer(service_fn(move |_: Request<String>| async move {
             tracing::warn!(identity_id = 7i64, "inside the handler");
             tokio::task::yield_now().await;
@@ -428,6 +521,12 @@ mod tests {
         assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
         assert_eq!(response.headers()[REQUEST_ID], "lb-9");
         assert_eq!(response.headers()["x-content-type-options"], "nosniff");
+        // CORS headers too, so that a browser can read the error.
+        assert_eq!(
+            response.headers()["access-control-allow-credentials"],
+            "true"
+        );
+        assert_eq!(response.headers()["vary"], "origin");
         let body = axum::body::to_bytes(response.into_body(), 1 << 16)
             .await
             .unwrap();
@@ -448,13 +547,14 @@ mod tests {
     async fn a_panic_while_the_handler_future_is_made_answers_500() {
         // A subscriber, so that this test cannot leave the panic line's callsite disabled.
         let _guard = tracing::subscriber::set_default(tracing_subscriber::fmt().finish());
-        let service = EdgeLayer::new().layer(tower::service_fn(|_: Request<Body>| {
-            panic!("before any future");
-            #[allow(unreachable_code)]
-            std::future::ready(Ok::<Response<Body>, std::convert::Infallible>(
-                Response::new(Body::empty()),
-            ))
-        }));
+        let service =
+            EdgeLayer::new(OriginPolicy::new(None)).layer(tower::service_fn(|_: Request<Body>| {
+                panic!("before any future");
+                #[allow(unreachable_code)]
+                std::future::ready(Ok::<Response<Body>, std::convert::Infallible>(
+                    Response::new(Body::empty()),
+                ))
+            }));
         let response = service
             .oneshot(Request::get("/").body(Body::empty()).unwrap())
             .await
@@ -466,5 +566,156 @@ mod tests {
     async fn an_empty_client_request_id_is_replaced() {
         let (response, _) = through_edge(StatusCode::OK, Some(""), tracing::Level::INFO).await;
         assert!(!response.headers()[REQUEST_ID].is_empty());
+    }
+
+    #[test]
+    fn generated_request_ids_are_the_process_id_and_a_counter() {
+        let layer = EdgeLayer::writing_access_to(None, OriginPolicy::new(None));
+        let ids = &layer.shared.ids;
+        let pid = format!("{:x}", std::process::id());
+        for expected in [0, 1, 2] {
+            assert_eq!(ids.make().to_str().unwrap(), format!("{pid}-{expected}"));
+        }
+        for n in [9, 10, 99, 100, 1_000_007, u64::MAX] {
+            ids.next.store(n, std::sync::atomic::Ordering::Relaxed);
+            assert_eq!(ids.make().to_str().unwrap(), format!("{pid}-{n}"));
+        }
+    }
+
+    /// tower-http's CORS layer as `app.rs` configured it until DECISIONS 66: the reference.
+    fn tower_http_cors(origins: OriginPolicy) -> tower_http::cors::CorsLayer {
+        use axum::http::{HeaderName, Method, header};
+        use tower_http::cors::{AllowOrigin, CorsLayer};
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::predicate(move |origin, _| {
+                origin.to_str().is_ok_and(|o| origins.allows(o))
+            }))
+            .allow_credentials(true)
+            .allow_methods([
+                Method::GET,
+                Method::POST,
+                Method::PUT,
+                Method::PATCH,
+                Method::DELETE,
+            ])
+            .allow_headers([
+                header::CONTENT_TYPE,
+                HeaderName::from_static("x-csrf-token"),
+            ])
+            .max_age(std::time::Duration::from_secs(600))
+    }
+
+    /// Status, body and every CORS header (`Vary` and `Access-Control-*`, all their values) of
+    /// `service`'s answer to `request`.
+    async fn cors_answer<S>(
+        service: S,
+        request: Request<Body>,
+    ) -> (StatusCode, Vec<u8>, Vec<String>)
+    where
+        S: tower::Service<
+                Request<Body>,
+                Response = Response<Body>,
+                Error = std::convert::Infallible,
+            >,
+    {
+        let response = service.oneshot(request).await.unwrap();
+        let mut cors: Vec<String> = response
+            .headers()
+            .iter()
+            .filter(|(name, _)| {
+                name.as_str() == "vary" || name.as_str().starts_with("access-control-")
+            })
+            .map(|(name, value)| format!("{name}: {}", String::from_utf8_lossy(value.as_bytes())))
+            .collect();
+        cors.sort();
+        let status = response.status();
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        (status, body.to_vec(), cors)
+    }
+
+    #[tokio::test]
+    async fn cors_answers_as_tower_http_did() {
+        use axum::http::{HeaderValue, Method, header};
+        let policies = [
+            OriginPolicy::new(Some(vec![
+                "https://app.example.com".into(),
+                "http://localhost:5173".into(),
+            ])),
+            OriginPolicy::new(None),
+        ];
+        let origins: [Option<&[u8]>; 10] = [
+            None,
+            Some(b"https://app.example.com"),
+            Some(b"http://localhost:5173"),
+            Some(b"http://localhost:5173/"),
+            Some(b"http://127.0.0.1:8080"),
+            Some(b"https://evil.example"),
+            Some(b"null"),
+            Some(b""),
+            Some(b"HTTPS://APP.EXAMPLE.COM"),
+            Some(b"https://app.example.com\xff"),
+        ];
+        let methods = [
+            Method::GET,
+            Method::HEAD,
+            Method::POST,
+            Method::PUT,
+            Method::PATCH,
+            Method::DELETE,
+            Method::OPTIONS,
+        ];
+        let asks: [&[(&str, &str)]; 3] = [
+            &[],
+            &[("access-control-request-method", "PATCH")],
+            &[
+                ("access-control-request-method", "DELETE"),
+                (
+                    "access-control-request-headers",
+                    "x-csrf-token, content-type",
+                ),
+            ],
+        ];
+        // A handler with a `Vary` of its own, which CORS must add to, not replace.
+        let handler = tower::service_fn(|_: Request<Body>| async {
+            let mut response = Response::new(Body::from("handled"));
+            *response.status_mut() = StatusCode::CREATED;
+            response
+                .headers_mut()
+                .insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+            Ok::<_, std::convert::Infallible>(response)
+        });
+        let mut compared = 0;
+        for policy in &policies {
+            let ours = EdgeLayer::writing_access_to(None, policy.clone()).layer(handler);
+            let reference = tower_http_cors(policy.clone()).layer(handler);
+            for origin in origins {
+                for method in &methods {
+                    for ask in asks {
+                        let request = || {
+                            let mut request = Request::builder()
+                                .method(method.clone())
+                                .uri("/identities/user/1");
+                            if let Some(origin) = origin {
+                                request = request.header(
+                                    header::ORIGIN,
+                                    HeaderValue::from_bytes(origin).unwrap(),
+                                );
+                            }
+                            for (name, value) in ask {
+                                request = request.header(*name, *value);
+                            }
+                            request.body(Body::empty()).unwrap()
+                        };
+                        let expected = cors_answer(reference.clone(), request()).await;
+                        let answer = cors_answer(ours.clone(), request()).await;
+                        assert_eq!(answer, expected, "{method} from {origin:?} with {ask:?}");
+                        compared += 1;
+                    }
+                }
+            }
+        }
+        assert_eq!(compared, 2 * 10 * 7 * 3);
     }
 }

@@ -139,23 +139,47 @@ backend_tests! {
                 .send()
         };
         let allowed = preflight("https://app.example.com").await.unwrap();
+        assert_eq!(allowed.status(), StatusCode::OK);
         let headers = allowed.headers();
         assert_eq!(headers["access-control-allow-origin"], "https://app.example.com");
         assert_eq!(headers["access-control-allow-credentials"], "true");
-        let allow_headers = headers["access-control-allow-headers"].to_str().unwrap().to_lowercase();
-        assert!(allow_headers.contains("x-csrf-token"), "{allow_headers}");
-        let methods = headers["access-control-allow-methods"].to_str().unwrap();
-        assert!(methods.contains("PATCH") && methods.contains("DELETE"), "{methods}");
+        assert_eq!(headers["access-control-allow-headers"], "content-type,x-csrf-token");
+        assert_eq!(headers["access-control-allow-methods"], "GET,POST,PUT,PATCH,DELETE");
+        assert_eq!(headers["access-control-max-age"], "600");
+        assert_eq!(headers["vary"], "origin");
+        // The edge layer's own headers too: the preflight is answered inside it.
+        assert!(headers.contains_key("x-request-id"));
+        assert_eq!(headers["x-content-type-options"], "nosniff");
+        assert!(allowed.bytes().await.unwrap().is_empty());
         let refused = preflight("https://evil.example").await.unwrap();
         assert!(refused.headers().get("access-control-allow-origin").is_none());
-        // Simple requests from a listed origin carry the header, never `*`.
-        let get = app
-            .request(Method::GET, "/health/live")
+        // Simple requests from a listed origin carry the header, never `*`; others, and requests
+        // without an origin, do not; every response varies with the origin.
+        for (origin, allowed) in [(Some("https://app.example.com"), true), (Some("https://evil.example"), false), (None, false)] {
+            let mut request = app.request(Method::GET, "/health/live");
+            if let Some(origin) = origin {
+                request = request.header("origin", origin);
+            }
+            let get = request.send().await.unwrap();
+            assert_eq!(get.status(), StatusCode::OK);
+            let headers = get.headers();
+            assert_eq!(headers.get("access-control-allow-origin").is_some(), allowed, "{origin:?}");
+            if allowed {
+                assert_eq!(headers["access-control-allow-origin"], "https://app.example.com");
+            }
+            assert_eq!(headers["access-control-allow-credentials"], "true");
+            assert_eq!(headers.get_all("vary").iter().collect::<Vec<_>>(), ["origin"]);
+            assert!(headers.get("access-control-allow-methods").is_none());
+        }
+        // An error answer carries them too, so that the browser lets the frontend read it.
+        let unauthenticated = app
+            .request(Method::GET, "/identities/user/1")
             .header("origin", "https://app.example.com")
             .send()
             .await
             .unwrap();
-        assert_eq!(get.headers()["access-control-allow-origin"], "https://app.example.com");
+        assert_eq!(unauthenticated.headers()["access-control-allow-origin"], "https://app.example.com");
+        assert_error(unauthenticated, StatusCode::UNAUTHORIZED, "unauthenticated").await;
     }
 
     async fn oversized_and_garbage_cookies_and_headers_get_json_errors(backend) {
