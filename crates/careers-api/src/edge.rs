@@ -59,7 +59,7 @@ pub struct EdgeLayer {
     shared: Arc<Shared>,
 }
 
-/// What every connection's copy of the layer shares.
+/// What every copy of the edge layer shares (one per request, see [`Edge`]).
 struct Shared {
     ids: RequestIds,
     origins: OriginPolicy,
@@ -358,7 +358,7 @@ fn preflight() -> Response<Body> {
 #[cfg(test)]
 mod tests {
     use axum::body::Body;
-    use axum::http::{Request, Response, StatusCode};
+    use axum::http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode, header};
     use tower::{Layer, ServiceExt, service_fn};
 
     use sessions::OriginPolicy;
@@ -577,7 +577,6 @@ mod tests {
 
     /// tower-http's CORS layer as `app.rs` configured it until DECISIONS 66: the reference.
     fn tower_http_cors(origins: OriginPolicy) -> tower_http::cors::CorsLayer {
-        use axum::http::{HeaderName, Method, header};
         use tower_http::cors::{AllowOrigin, CorsLayer};
         CorsLayer::new()
             .allow_origin(AllowOrigin::predicate(move |origin, _| {
@@ -630,7 +629,6 @@ mod tests {
 
     #[tokio::test]
     async fn cors_answers_as_tower_http_did() {
-        use axum::http::{HeaderValue, Method, header};
         let policies = [
             OriginPolicy::new(Some(vec![
                 "https://app.example.com".into(),
