@@ -205,19 +205,15 @@ fn postgres_binary<'r>(row: &'r PgRow, index: usize, types: &[Oid]) -> Option<&'
     raw.as_bytes().ok()
 }
 
-/// A PostgreSQL `text` or `varchar` value that is ASCII, taken as it is, as
-/// [`sqlite_ascii`] takes SQLite's.
+/// A PostgreSQL `text` or `varchar` value that is ASCII, taken as it is ([`ascii`]).
 fn postgres_ascii(row: &PgRow, index: usize) -> Option<&str> {
-    let bytes = postgres_binary(row, index, &[TEXT, VARCHAR])?;
-    // SAFETY: ASCII bytes are valid UTF-8.
-    bytes
-        .is_ascii()
-        .then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
+    ascii(postgres_binary(row, index, &[TEXT, VARCHAR])?)
 }
 
-/// A PostgreSQL `bigint` that is not NULL: eight bytes, big-endian.
-fn postgres_int8(row: &PgRow, index: usize) -> Option<i64> {
-    let bytes = postgres_binary(row, index, &[INT8])?;
+/// A PostgreSQL value of type `oid` that is eight bytes, big-endian: a `bigint`, or a
+/// `timestamptz`'s microseconds.
+fn postgres_i64(row: &PgRow, index: usize, oid: Oid) -> Option<i64> {
+    let bytes = postgres_binary(row, index, &[oid])?;
     Some(i64::from_be_bytes(bytes.try_into().ok()?))
 }
 
@@ -231,7 +227,7 @@ macro_rules! integer {
             }
 
             fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error> {
-                match postgres_int8(row, index) {
+                match postgres_i64(row, index, INT8) {
                     Some(value) => Ok($wrap(value)),
                     None => row.try_get(index),
                 }
@@ -253,19 +249,24 @@ fn sqlite_text(row: &SqliteRow, index: usize) -> Option<&[u8]> {
     <&[u8] as Decode<Sqlite>>::decode(raw).ok()
 }
 
-/// A SQLite text value that is ASCII, which is then UTF-8 as it is: sqlx validates every text
-/// with `str::from_utf8`, about 86 instructions for each of the list's short strings, against a
-/// plain test of each byte (docs/PERFORMANCE.md, session 15). Any other value, non-ASCII text
-/// included, goes through sqlx's own decoder (`text_decodes_as_sqlx_does`).
+/// A SQLite text value that is ASCII, taken as it is ([`ascii`]).
 fn sqlite_ascii(row: &SqliteRow, index: usize) -> Option<&str> {
-    let bytes = sqlite_text(row, index)?;
+    ascii(sqlite_text(row, index)?)
+}
+
+/// Text bytes that are ASCII, which are then UTF-8 as they are: sqlx validates every text with
+/// `str::from_utf8`, about 86 instructions for each of the list's short strings, against a
+/// plain test of each byte (docs/PERFORMANCE.md, session 15). `None` for any other bytes, which
+/// the caller leaves to sqlx's own decoder (`text_decodes_as_sqlx_does`,
+/// `postgres_values_decode_as_sqlx_does`).
+fn ascii(bytes: &[u8]) -> Option<&str> {
     // SAFETY: ASCII bytes are valid UTF-8.
     bytes
         .is_ascii()
         .then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
 }
 
-/// Text: ASCII taken as it is from either backend ([`sqlite_ascii`], [`postgres_ascii`]),
+/// Text: ASCII taken as it is from either backend ([`ascii`]),
 /// anything else decoded by sqlx's own decoder, so that its answers and errors are sqlx's
 /// (`text_decodes_as_sqlx_does`, `postgres_values_decode_as_sqlx_does`).
 macro_rules! text {
@@ -321,8 +322,7 @@ impl<'r> HotValue<'r> for Stamp<'r> {
 fn postgres_timestamptz(row: &PgRow, index: usize) -> Option<DateTime<Utc>> {
     /// 2000-01-01 in microseconds since the Unix epoch.
     const POSTGRES_EPOCH: i64 = 946_684_800_000_000;
-    let bytes = postgres_binary(row, index, &[TIMESTAMPTZ])?;
-    let micros = i64::from_be_bytes(bytes.try_into().ok()?);
+    let micros = postgres_i64(row, index, TIMESTAMPTZ)?;
     DateTime::from_timestamp_micros(micros.checked_add(POSTGRES_EPOCH)?)
 }
 
@@ -595,7 +595,7 @@ mod tests {
                 .map(|(_, row)| {
                     [
                         super::postgres_ascii(row, 0).is_some(),
-                        super::postgres_int8(row, 0).is_some(),
+                        super::postgres_i64(row, 0, super::INT8).is_some(),
                         postgres_timestamptz(row, 0).is_some(),
                     ]
                 })
