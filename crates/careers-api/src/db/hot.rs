@@ -266,9 +266,9 @@ fn ascii(bytes: &[u8]) -> Option<&str> {
         .then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
 }
 
-/// Text: ASCII taken as it is from either backend ([`ascii`]),
-/// anything else decoded by sqlx's own decoder, so that its answers and errors are sqlx's
-/// (`text_decodes_as_sqlx_does`, `postgres_values_decode_as_sqlx_does`).
+/// Text: ASCII taken as it is from either backend ([`ascii`]), anything else decoded by sqlx's
+/// own decoder, so that its answers and errors are sqlx's (`text_decodes_as_sqlx_does`,
+/// `postgres_values_decode_as_sqlx_does`).
 macro_rules! text {
     ($($ty:ty => $take:expr),*) => {$(
         impl<'r> HotValue<'r> for $ty {
