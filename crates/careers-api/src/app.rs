@@ -11,7 +11,7 @@ use sea_orm::DatabaseConnection;
 use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
 use sessions::{
     AnyStore, Clock, CookieDomain, CookiePolicy, OriginPolicy, SameSite, SessionEngine,
-    SessionTimes, TokenKeys,
+    SessionPolicy, TokenKeys,
 };
 use tower::Layer;
 
@@ -62,7 +62,10 @@ impl AppState {
             clock,
             cookie_policy(&config),
             OriginPolicy::new(config.cors_allowed_origins.clone()),
-            SessionTimes::default(),
+            SessionPolicy {
+                sessions_per_identity: config.limits.sessions_per_identity,
+                ..SessionPolicy::default()
+            },
         );
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {

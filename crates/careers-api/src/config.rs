@@ -80,6 +80,31 @@ pub struct Config {
     /// Header a trusted load balancer appends the client address to (`X-Forwarded-For`); the
     /// rightmost entry is used. Unset: the TCP peer address.
     pub client_ip_header: Option<http::HeaderName>,
+    pub limits: Limits,
+}
+
+/// The abuse limits of CONTRACT §8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Failed logins per (account, client address) in a 15-minute window.
+    pub login_failures_per_account: u64,
+    /// Failed logins per client address, whatever the account, in a 15-minute window.
+    pub login_failures_per_address: u64,
+    /// Sign-ups per client address in an hour.
+    pub signups_per_hour: u64,
+    /// Live sessions per identity and context.
+    pub sessions_per_identity: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            login_failures_per_account: 10,
+            login_failures_per_address: 100,
+            signups_per_hour: 20,
+            sessions_per_identity: 20,
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -211,6 +236,26 @@ impl Config {
             },
         };
 
+        let defaults = Limits::default();
+        let limits = Limits {
+            login_failures_per_account: positive(
+                &get,
+                "LOGIN_FAILURES_PER_ACCOUNT",
+                defaults.login_failures_per_account,
+            )?,
+            login_failures_per_address: positive(
+                &get,
+                "LOGIN_FAILURES_PER_ADDRESS",
+                defaults.login_failures_per_address,
+            )?,
+            signups_per_hour: positive(&get, "SIGNUP_LIMIT_PER_HOUR", defaults.signups_per_hour)?,
+            sessions_per_identity: positive(
+                &get,
+                "SESSIONS_PER_IDENTITY",
+                defaults.sessions_per_identity as u64,
+            )? as usize,
+        };
+
         Ok(Self {
             env,
             bind_addr,
@@ -224,7 +269,23 @@ impl Config {
             cors_allowed_origins,
             cookie_partitioned,
             client_ip_header,
+            limits,
         })
+    }
+}
+
+/// A whole number of at least 1 from `name`, or `default` when unset.
+fn positive(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: u64,
+) -> Result<u64, ConfigError> {
+    match get(name) {
+        None => Ok(default),
+        Some(text) => match text.parse::<u64>() {
+            Ok(n) if n >= 1 => Ok(n),
+            _ => fail(format!("{name} must be a whole number of at least 1, got {text:?}")),
+        },
     }
 }
 
@@ -368,6 +429,28 @@ mod tests {
         assert!(config(&[("APP_ENV", "test")]).is_err());
         let c = config(&[("APP_ENV", "test"), ("JWT_SIGNING_SECRET", SECRET)]).unwrap();
         assert_eq!(c.cors_allowed_origins, Some(vec![]));
+    }
+
+    #[test]
+    fn abuse_limits_have_the_contracts_defaults_and_refuse_zero() {
+        let c = config(&[]).unwrap();
+        assert_eq!(c.limits, Limits::default());
+        assert_eq!(c.limits.login_failures_per_account, 10);
+        assert_eq!(c.limits.login_failures_per_address, 100);
+        assert_eq!(c.limits.signups_per_hour, 20);
+        assert_eq!(c.limits.sessions_per_identity, 20);
+        let c = config(&[("SESSIONS_PER_IDENTITY", "3"), ("LOGIN_FAILURES_PER_ACCOUNT", "4")])
+            .unwrap();
+        assert_eq!(c.limits.sessions_per_identity, 3);
+        assert_eq!(c.limits.login_failures_per_account, 4);
+        for (name, value) in [
+            ("SESSIONS_PER_IDENTITY", "0"),
+            ("LOGIN_FAILURES_PER_ADDRESS", "-1"),
+            ("SIGNUP_LIMIT_PER_HOUR", "many"),
+        ] {
+            let err = config(&[(name, value)]).unwrap_err();
+            assert!(err.0.contains(name), "{err}");
+        }
     }
 
     #[test]

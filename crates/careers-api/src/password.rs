@@ -2,10 +2,15 @@
 //!
 //! Hashing never runs on the async workers. A small pool of dedicated threads (one per core)
 //! does it, each reusing its own 19 MiB memory block instead of allocating one per call, at the
-//! lowest CPU priority so that a login storm cannot slow other requests down. Jobs wait in a
-//! bounded queue; when it is full, a login is refused at once (503) rather than queued without
-//! end, and before it does any other work: a login first takes its place among the hashing
-//! jobs ([`Passwords::admit`]), so a refused one costs no database or store round trip. A login
+//! lowest CPU priority so that a login storm cannot slow other requests down.
+//!
+//! A request takes a hashing slot before any other work ([`Passwords::admit`]); while all are
+//! taken it waits in a fair (first come, first served) line. Waiting, not refusing, is what
+//! keeps a flood of logins at the hashers' full rate: a refusal that clients retry at once
+//! would keep the async workers busy and starve the idle-priority hashing threads. Only when
+//! the line itself is full is a request refused at once (503 with `Retry-After`), before it
+//! costs a database or store round trip. Sign-ups hold at most a share of the slots of their
+//! own, so that sign-ups, however many, never leave logins without hashing capacity. A login
 //! for an unknown e-mail still verifies against a dummy hash, so timing does not reveal which
 //! e-mails exist.
 
@@ -16,7 +21,7 @@ use std::sync::{Arc, Mutex};
 use argon2::password_hash::phc::{Output, ParamsString, PasswordHash, Salt};
 use argon2::{Algorithm, Argon2, Block, Params, Version};
 use subtle::ConstantTimeEq;
-use tokio::sync::oneshot;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot};
 
 use crate::error::ApiError;
 
@@ -25,25 +30,43 @@ const T_COST: u32 = 2;
 const P_COST: u32 = 1;
 const OUTPUT_LEN: usize = 32;
 
-/// Jobs that may wait per hashing thread before new logins are refused.
-const QUEUE_PER_THREAD: usize = 8;
+/// Slots per hashing thread: one job running and one ready, so a thread never idles while a
+/// request between its database read and its hash holds a slot.
+const SLOTS_PER_THREAD: usize = 2;
+/// Requests that may wait for a slot per hashing thread before new ones are refused: a line of
+/// about three seconds at the hashers' rate, longer than any closed-loop flood of 64 clients.
+pub const WAITING_PER_THREAD: usize = 128;
 
 type Job = Box<dyn FnOnce(&mut [Block]) + Send>;
 
+/// Who asks for hashing: sign-ups have a share of the capacity of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Purpose {
+    /// Logins, password changes, and the command line.
+    Login,
+    SignUp,
+}
+
 pub struct Passwords {
     jobs: SyncSender<Job>,
-    /// Jobs admitted and not yet finished (waiting, running, or still to be sent), at most
-    /// `capacity`: the queue plus one running job per thread.
-    admitted: AtomicUsize,
-    capacity: usize,
+    slots: Arc<Semaphore>,
+    /// Sign-ups take one of these before a slot: at most this many slots are ever theirs.
+    signup_share: Arc<Semaphore>,
+    waiting: AtomicUsize,
+    max_waiting: usize,
     params: Params,
     dummy: String,
-    verifications: AtomicU64,
+    jobs_run: AtomicU64,
 }
 
 impl Passwords {
     /// Starts `threads` hashing threads (normally the number of cores).
     pub fn new(threads: usize) -> Arc<Self> {
+        Self::with_line(threads, threads.max(1) * WAITING_PER_THREAD)
+    }
+
+    /// Like [`new`](Self::new) with a line of `max_waiting` requests.
+    pub fn with_line(threads: usize, max_waiting: usize) -> Arc<Self> {
         let threads = threads.max(1);
         let params = Params::new(M_COST, T_COST, P_COST, Some(OUTPUT_LEN))
             .expect("OWASP argon2id parameters are valid");
@@ -53,7 +76,9 @@ impl Passwords {
             &mut block(),
         )
         .expect("hashing a fixed password cannot fail");
-        let (jobs, queue) = sync_channel::<Job>(threads * (QUEUE_PER_THREAD + 1));
+        let slots = threads * SLOTS_PER_THREAD;
+        // Every job holds a slot, so the channel never holds more than `slots` jobs.
+        let (jobs, queue) = sync_channel::<Job>(slots);
         let queue = Arc::new(Mutex::new(queue));
         for n in 0..threads {
             let queue = queue.clone();
@@ -64,46 +89,100 @@ impl Passwords {
         }
         Arc::new(Self {
             jobs,
-            admitted: AtomicUsize::new(0),
-            capacity: threads * (QUEUE_PER_THREAD + 1),
+            slots: Arc::new(Semaphore::new(slots)),
+            signup_share: Arc::new(Semaphore::new((threads / 2).max(1))),
+            waiting: AtomicUsize::new(0),
+            max_waiting,
             params,
             dummy,
-            verifications: AtomicU64::new(0),
+            jobs_run: AtomicU64::new(0),
         })
     }
 
-    /// A place among the hashing jobs, or `Busy` (503) when all are taken.
-    pub fn admit(self: &Arc<Self>) -> Result<Admission, ApiError> {
-        self.admitted
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
-                (n < self.capacity).then_some(n + 1)
-            })
-            .map(|_| Admission {
-                passwords: self.clone(),
-            })
-            .map_err(|_| ApiError::Busy)
+    /// A hashing slot, waiting in line for one while all are taken; `Busy` (503) at once when
+    /// the line is full.
+    pub async fn admit(self: &Arc<Self>, purpose: Purpose) -> Result<Admission, ApiError> {
+        let _in_line = self.join_line()?;
+        let share = match purpose {
+            Purpose::SignUp => Some(acquire(&self.signup_share).await?),
+            Purpose::Login => None,
+        };
+        let slot = acquire(&self.slots).await?;
+        Ok(Admission {
+            passwords: self.clone(),
+            _slot: slot,
+            _share: share,
+        })
+    }
+
+    /// A slot only if one is free now, without waiting.
+    pub fn try_admit(self: &Arc<Self>) -> Result<Admission, ApiError> {
+        let slot = self
+            .slots
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::Busy)?;
+        Ok(Admission {
+            passwords: self.clone(),
+            _slot: slot,
+            _share: None,
+        })
     }
 
     pub async fn hash(self: &Arc<Self>, password: String) -> Result<String, ApiError> {
-        self.admit()?.hash(password).await
+        self.admit(Purpose::Login).await?.hash(password).await
     }
 
-    /// How many verifications ran (real or dummy): lets tests prove unknown e-mails cost one.
-    pub fn verifications(&self) -> u64 {
-        self.verifications.load(Ordering::Relaxed)
+    /// How many hashing jobs ran (hashes and verifications, real or dummy): lets tests prove
+    /// that an unknown e-mail costs one and a refused request none.
+    pub fn jobs(&self) -> u64 {
+        self.jobs_run.load(Ordering::Relaxed)
+    }
+
+    /// Requests waiting for a slot now.
+    pub fn waiting(&self) -> usize {
+        self.waiting.load(Ordering::Relaxed)
+    }
+
+    /// How many requests may wait for a slot.
+    pub fn max_waiting(&self) -> usize {
+        self.max_waiting
+    }
+
+    fn join_line(&self) -> Result<InLine<'_>, ApiError> {
+        self.waiting
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+                (n < self.max_waiting).then_some(n + 1)
+            })
+            .map(|_| InLine(&self.waiting))
+            .map_err(|_| ApiError::Busy)
     }
 }
 
-/// A place among the hashing jobs ([`Passwords::admit`]), given back when its hash is done or
-/// when it is dropped unused.
+async fn acquire(semaphore: &Arc<Semaphore>) -> Result<OwnedSemaphorePermit, ApiError> {
+    // The semaphores are never closed; a closed one would mean the pool is gone.
+    semaphore
+        .clone()
+        .acquire_owned()
+        .await
+        .map_err(|_| ApiError::Unavailable)
+}
+
+/// A place in the line for a slot, left when the slot is taken or the request gives up.
+struct InLine<'a>(&'a AtomicUsize);
+
+impl Drop for InLine<'_> {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::AcqRel);
+    }
+}
+
+/// A hashing slot ([`Passwords::admit`]), given back when its hash is done or when it is
+/// dropped unused.
 pub struct Admission {
     passwords: Arc<Passwords>,
-}
-
-impl Drop for Admission {
-    fn drop(&mut self) {
-        self.passwords.admitted.fetch_sub(1, Ordering::AcqRel);
-    }
+    _slot: OwnedSemaphorePermit,
+    _share: Option<OwnedSemaphorePermit>,
 }
 
 impl Admission {
@@ -119,7 +198,6 @@ impl Admission {
     pub async fn verify(self, password: String, digest: Option<String>) -> Result<bool, ApiError> {
         let exists = digest.is_some();
         let digest = digest.unwrap_or_else(|| self.passwords.dummy.clone());
-        self.passwords.verifications.fetch_add(1, Ordering::Relaxed);
         let matched = self
             .run(move |block| verify_with(password.as_bytes(), &digest, block))
             .await?;
@@ -131,6 +209,7 @@ impl Admission {
         self,
         work: impl FnOnce(&mut [Block]) -> R + Send + 'static,
     ) -> Result<R, ApiError> {
+        self.passwords.jobs_run.fetch_add(1, Ordering::Relaxed);
         let (done, result) = oneshot::channel();
         let jobs = self.passwords.jobs.clone();
         let job: Job = Box::new(move |block| {
@@ -139,7 +218,7 @@ impl Admission {
             drop(self);
             let _ = done.send(output);
         });
-        // Every queued job holds a place and the queue holds `capacity` jobs: it is never full.
+        // Every queued job holds a slot and the channel holds as many jobs as there are slots.
         match jobs.try_send(job) {
             Ok(()) => result.await.map_err(|_| ApiError::Internal),
             Err(TrySendError::Full(_)) => Err(ApiError::Busy),
@@ -249,7 +328,7 @@ mod tests {
         let digest = passwords.hash("correct horse".into()).await.unwrap();
         assert!(digest.starts_with("$argon2id$v=19$m=19456,t=2,p=1$"));
         let verify = |password: &str, digest: Option<String>| {
-            let place = passwords.admit().unwrap();
+            let place = passwords.try_admit().unwrap();
             place.verify(password.into(), digest)
         };
         assert!(verify("correct horse", Some(digest.clone())).await.unwrap());
@@ -297,43 +376,93 @@ mod queue_tests {
     }
 
     #[tokio::test]
-    async fn places_are_bounded_and_given_back_when_dropped_or_done() {
-        let passwords = Passwords::new(1);
-        let held: Vec<_> = (0..1 + QUEUE_PER_THREAD)
-            .map(|_| passwords.admit().unwrap())
+    async fn slots_are_bounded_and_given_back_when_dropped_or_done() {
+        let passwords = Passwords::with_line(1, 0);
+        let held: Vec<_> = (0..SLOTS_PER_THREAD)
+            .map(|_| passwords.try_admit().unwrap())
             .collect();
-        assert!(matches!(passwords.admit(), Err(ApiError::Busy)));
+        assert!(matches!(passwords.try_admit(), Err(ApiError::Busy)));
+        // No line: a request finding every slot taken is refused at once.
         assert!(matches!(
-            passwords.hash("x".into()).await,
+            passwords.admit(Purpose::Login).await,
             Err(ApiError::Busy)
         ));
-        // A place dropped unused is free again; one used is free again once its hash is done.
         let mut held = held.into_iter();
         drop(held.next());
-        let place = passwords.admit().unwrap();
-        assert!(matches!(passwords.admit(), Err(ApiError::Busy)));
-        assert!(!place.verify("x".into(), None).await.unwrap());
-        assert!(passwords.admit().is_ok());
+        let slot = passwords.admit(Purpose::Login).await.unwrap();
+        assert!(matches!(passwords.try_admit(), Err(ApiError::Busy)));
+        assert!(!slot.verify("x".into(), None).await.unwrap());
+        assert!(passwords.try_admit().is_ok());
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_full_queue_refuses_quickly_instead_of_waiting() {
-        let passwords = Passwords::new(1);
+    async fn requests_wait_in_line_and_only_a_full_line_refuses() {
+        let passwords = Passwords::with_line(1, 6);
         let digest = passwords.hash("some password".into()).await.unwrap();
-        let attempts = 1 + QUEUE_PER_THREAD + 20;
-        let calls = (0..attempts).map(|_| async {
+        // Two slots and six places in line: eight requests at once are all served.
+        let calls = (0..SLOTS_PER_THREAD + 6).map(|_| async {
             passwords
-                .admit()?
+                .admit(Purpose::Login)
+                .await?
                 .verify("x".into(), Some(digest.clone()))
                 .await
         });
         let results = futures::future::join_all(calls).await;
-        let busy = results
-            .iter()
-            .filter(|r| matches!(r, Err(ApiError::Busy)))
-            .count();
-        let done = results.iter().filter(|r| matches!(r, Ok(false))).count();
-        assert!(busy >= 20, "{busy} refused");
-        assert_eq!(busy + done, attempts);
+        assert!(results.iter().all(|r| matches!(r, Ok(false))), "{results:?}");
+        assert_eq!(passwords.waiting(), 0);
+
+        // With the slots held and the line full, the next request is refused at once.
+        let held: Vec<_> = (0..SLOTS_PER_THREAD)
+            .map(|_| passwords.try_admit().unwrap())
+            .collect();
+        let line: Vec<_> = (0..6)
+            .map(|_| {
+                let passwords = passwords.clone();
+                tokio::spawn(async move { passwords.admit(Purpose::Login).await.map(drop) })
+            })
+            .collect();
+        while passwords.waiting() < 6 {
+            tokio::task::yield_now().await;
+        }
+        let started = std::time::Instant::now();
+        assert!(matches!(
+            passwords.admit(Purpose::Login).await,
+            Err(ApiError::Busy)
+        ));
+        assert!(started.elapsed() < std::time::Duration::from_millis(100));
+        drop(held);
+        for waiter in line {
+            waiter.await.unwrap().unwrap();
+        }
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn sign_ups_hold_at_most_their_share_and_logins_keep_the_rest() {
+        let passwords = Passwords::with_line(2, 64);
+        let share = 1;
+        let signups: Vec<_> = (0..share)
+            .map(|_| {
+                let passwords = passwords.clone();
+                async move { passwords.admit(Purpose::SignUp).await.unwrap() }
+            })
+            .collect();
+        let held = futures::future::join_all(signups).await;
+        // A further sign-up waits for the share, not for a slot...
+        let waiting = {
+            let passwords = passwords.clone();
+            tokio::spawn(async move { passwords.admit(Purpose::SignUp).await.map(drop) })
+        };
+        while passwords.waiting() < 1 {
+            tokio::task::yield_now().await;
+        }
+        // ... so every other slot is free for logins.
+        let logins: Vec<_> = (0..2 * SLOTS_PER_THREAD - share)
+            .map(|_| passwords.try_admit().unwrap())
+            .collect();
+        assert_eq!(logins.len(), 3);
+        assert!(!waiting.is_finished());
+        drop(held);
+        drop(logins);
+        waiting.await.unwrap().unwrap();
     }
 }

@@ -1,7 +1,12 @@
-//! Login throttling (OWASP ASVS V2.2.1): failed logins are counted per account and per client
-//! address in the token store, so every instance sees the same counts. Past the limit, logins
-//! answer 429 `rate_limited` with `Retry-After` until the window closes, without even checking
-//! the password.
+//! Abuse throttles (CONTRACT §8), counted in the token store so every instance sees the same
+//! counts.
+//!
+//! Logins: failures are counted per (account, client address) and per client address across
+//! accounts, so an attacker hammering an account from elsewhere never locks its owner out. An
+//! attempt is counted *before* its password is verified, so a burst of parallel guesses cannot
+//! slip past the limit, and refunded when the password was right. Sign-ups: at most so many per
+//! client address an hour. Past a limit the answer is 429 `rate_limited` with `Retry-After`.
+//! IPv6 clients count by their /64, the block one subscriber usually holds.
 
 use std::net::{IpAddr, SocketAddr};
 
@@ -13,11 +18,10 @@ use sha2::{Digest, Sha256};
 use crate::app::AppState;
 use crate::error::ApiError;
 
-/// Failed logins of one account (per context) within a window before it is throttled.
-pub const ACCOUNT_LIMIT: u64 = 10;
-/// Failed logins from one client address, whatever the account, within a window.
-pub const ADDRESS_LIMIT: u64 = 100;
-pub const WINDOW_SECONDS: i64 = 15 * 60;
+/// The window of the login failure counters.
+pub const LOGIN_WINDOW_SECONDS: i64 = 15 * 60;
+/// The window of the sign-up counter.
+pub const SIGNUP_WINDOW_SECONDS: i64 = 60 * 60;
 
 /// The client's address: the TCP peer, or, behind a trusted load balancer configured with
 /// `CLIENT_IP_HEADER`, the rightmost entry of that header (the one the balancer appended;
@@ -57,63 +61,88 @@ pub fn rightmost_address(
         .or_else(|| entry.parse::<SocketAddr>().ok().map(|a| a.ip()))
 }
 
+/// What the throttles count a client address as: an IPv4 address as it is, an IPv6 address by
+/// its /64 (an IPv4-mapped IPv6 address as the IPv4 address it maps).
+pub fn address_bucket(ip: IpAddr) -> String {
+    match ip.to_canonical() {
+        IpAddr::V4(v4) => v4.to_string(),
+        IpAddr::V6(v6) => {
+            let s = v6.segments();
+            format!("{:x}:{:x}:{:x}:{:x}::/64", s[0], s[1], s[2], s[3])
+        }
+    }
+}
+
+fn bucket_of(client: &ClientAddr) -> String {
+    client
+        .0
+        .map_or_else(|| "unknown".to_owned(), address_bucket)
+}
+
 /// The counters one login attempt touches. E-mails are hashed: keys hold no personal data.
 pub struct LoginThrottle {
     account: String,
-    address: Option<String>,
+    address: String,
 }
 
 impl LoginThrottle {
     pub fn new(context: &SessionContext, email: &str, client: &ClientAddr) -> Self {
         let digest = Sha256::digest(email.as_bytes());
         let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let bucket = bucket_of(client);
         Self {
-            account: format!("login:{}:{hex}", context.name),
-            address: client.0.map(|ip| format!("login:ip:{ip}")),
+            account: format!("login:{}:{hex}:{bucket}", context.name),
+            address: format!("login:ip:{bucket}"),
         }
     }
 
-    /// 429 when either counter is past its limit.
-    pub async fn check(&self, state: &AppState, context: &SessionContext) -> Result<(), ApiError> {
+    /// Counts this attempt as a failure until [`refund`](Self::refund) says otherwise; 429 when
+    /// either counter is past its limit, whatever the password.
+    pub async fn attempt(&self, state: &AppState, context: &SessionContext) -> Result<(), ApiError> {
         let store = state.sessions.store();
         let now = state.sessions.now();
-        let account = store.peek(&self.account, now).await?;
-        if account.count >= ACCOUNT_LIMIT {
-            tracing::warn!(
-                context = context.name,
-                reason = "account",
-                "login throttled"
-            );
-            return Err(rate_limited(account.retry_after));
-        }
-        if let Some(address) = &self.address {
-            let counter = store.peek(address, now).await?;
-            if counter.count >= ADDRESS_LIMIT {
-                tracing::warn!(
-                    context = context.name,
-                    reason = "address",
-                    "login throttled"
-                );
-                return Err(rate_limited(counter.retry_after));
+        let limits = state.config.limits;
+        let address = store.hit(&self.address, LOGIN_WINDOW_SECONDS, now).await?;
+        let account = store.hit(&self.account, LOGIN_WINDOW_SECONDS, now).await?;
+        let over = if account.count > limits.login_failures_per_account {
+            Some(("account", account.retry_after))
+        } else if address.count > limits.login_failures_per_address {
+            Some(("address", address.retry_after))
+        } else {
+            None
+        };
+        match over {
+            Some((reason, retry_after)) => {
+                tracing::warn!(context = context.name, reason, "login throttled");
+                Err(rate_limited(retry_after))
             }
+            None => Ok(()),
         }
-        Ok(())
     }
 
-    pub async fn failed(&self, state: &AppState) -> Result<(), ApiError> {
+    /// The password was right: this attempt was no failure.
+    pub async fn refund(&self, state: &AppState) -> Result<(), ApiError> {
         let store = state.sessions.store();
         let now = state.sessions.now();
-        store.hit(&self.account, WINDOW_SECONDS, now).await?;
-        if let Some(address) = &self.address {
-            store.hit(address, WINDOW_SECONDS, now).await?;
-        }
+        store.refund(&self.account, now).await?;
+        store.refund(&self.address, now).await?;
         Ok(())
     }
+}
 
-    /// A successful login clears the account's count (not the address's).
-    pub async fn succeeded(&self, state: &AppState) -> Result<(), ApiError> {
-        Ok(state.sessions.store().clear(&self.account).await?)
+/// Sign-ups per client address (CONTRACT §8): every sign-up attempt with a valid form counts.
+pub async fn count_signup(state: &AppState, client: &ClientAddr) -> Result<(), ApiError> {
+    let key = format!("signup:ip:{}", bucket_of(client));
+    let counter = state
+        .sessions
+        .store()
+        .hit(&key, SIGNUP_WINDOW_SECONDS, state.sessions.now())
+        .await?;
+    if counter.count > state.config.limits.signups_per_hour {
+        tracing::warn!(reason = "address", "sign-up throttled");
+        return Err(rate_limited(counter.retry_after));
     }
+    Ok(())
 }
 
 fn rate_limited(retry_after: i64) -> ApiError {
@@ -145,5 +174,15 @@ mod tests {
         let mut junk = HeaderMap::new();
         junk.insert(&name, HeaderValue::from_static("1.2.3.4, not-an-ip"));
         assert_eq!(rightmost_address(&junk, &name), None);
+    }
+
+    #[test]
+    fn ipv6_counts_by_its_64_and_mapped_ipv4_as_ipv4() {
+        let bucket = |text: &str| address_bucket(text.parse().unwrap());
+        assert_eq!(bucket("203.0.113.9"), "203.0.113.9");
+        assert_eq!(bucket("2001:db8:1:2::1"), "2001:db8:1:2::/64");
+        assert_eq!(bucket("2001:db8:1:2:ffff:ffff:ffff:ffff"), "2001:db8:1:2::/64");
+        assert_ne!(bucket("2001:db8:1:3::1"), bucket("2001:db8:1:2::1"));
+        assert_eq!(bucket("::ffff:203.0.113.9"), "203.0.113.9");
     }
 }

@@ -3,7 +3,9 @@
 use http::{HeaderMap, Method};
 use std::sync::Arc;
 
-use crate::store::{AnyStore, Ending, Rotation, SessionRecord, StoreError, TokenStore};
+use crate::store::{
+    AnyStore, Ending, Rotation, SessionKey, SessionRecord, StoreError, TokenStore,
+};
 use crate::token::TokenKeys;
 use crate::{
     AccessClaims, Clock, CookiePolicy, OriginPolicy, SessionContext, SessionId, read_cookie,
@@ -12,20 +14,31 @@ use crate::{
 /// The header a client echoes the CSRF cookie's value in.
 pub const CSRF_HEADER: &str = "x-csrf-token";
 
-/// Lifetimes of the specification (§5.3, §8) and the contract's concurrent-refresh window.
+/// Lifetimes of the specification (§5.3, §8), the contract's concurrent-refresh window (§3)
+/// and its limits on sessions (§8, §9).
 #[derive(Debug, Clone, Copy)]
-pub struct SessionTimes {
+pub struct SessionPolicy {
     pub access_seconds: i64,
     pub session_seconds: i64,
+    /// A token superseded by a refresh less than this long ago is a concurrent request of the
+    /// same browser, not a theft.
     pub grace_seconds: i64,
+    /// `last_seen_at` is rewritten when a request finds it at least this old, so that reads
+    /// rarely write.
+    pub touch_seconds: i64,
+    /// Live sessions per identity and context; a login beyond it ends the least recently used
+    /// one. 0: no limit.
+    pub sessions_per_identity: usize,
 }
 
-impl Default for SessionTimes {
+impl Default for SessionPolicy {
     fn default() -> Self {
         Self {
             access_seconds: 60 * 60,
             session_seconds: 7 * 24 * 60 * 60,
             grace_seconds: 10,
+            touch_seconds: 60,
+            sessions_per_identity: 20,
         }
     }
 }
@@ -55,6 +68,15 @@ pub struct Authenticated {
     pub uid: SessionId,
 }
 
+impl Authenticated {
+    pub fn key(&self) -> SessionKey {
+        SessionKey {
+            subject: self.subject,
+            ruid: self.ruid,
+        }
+    }
+}
+
 /// Fresh credentials after login or refresh, for the cookies and the response body.
 #[derive(Debug, Clone)]
 pub struct IssuedAccess {
@@ -71,7 +93,7 @@ pub struct SessionEngine {
     clock: Arc<dyn Clock>,
     cookies: CookiePolicy,
     origins: OriginPolicy,
-    times: SessionTimes,
+    policy: SessionPolicy,
 }
 
 impl SessionEngine {
@@ -81,7 +103,7 @@ impl SessionEngine {
         clock: Arc<dyn Clock>,
         cookies: CookiePolicy,
         origins: OriginPolicy,
-        times: SessionTimes,
+        policy: SessionPolicy,
     ) -> Self {
         Self {
             keys,
@@ -89,7 +111,7 @@ impl SessionEngine {
             clock,
             cookies,
             origins,
-            times,
+            policy,
         }
     }
 
@@ -113,14 +135,39 @@ impl SessionEngine {
         self.clock.now()
     }
 
+    pub fn policy(&self) -> &SessionPolicy {
+        &self.policy
+    }
+
     /// Login: a new session for `subject` with a new refresh UID and access token.
+    ///
+    /// The session named by the request's own access cookie of this context, if any, is the
+    /// one this login replaces in that browser: it is ended first. When the identity already
+    /// has as many sessions as the policy allows, its least recently used ones end.
     pub async fn open(
         &self,
         context: &SessionContext,
         subject: i64,
+        headers: &HeaderMap,
     ) -> Result<IssuedAccess, SessionError> {
         let now = self.clock.now();
-        let ruid = SessionId::random();
+        if let Ok(replaced) = self.verified_claims(context, headers) {
+            if self
+                .store
+                .revoke(context.namespace, &replaced.session_key())
+                .await?
+            {
+                tracing::info!(
+                    context = context.name,
+                    identity_id = replaced.subject,
+                    "session replaced by a new login in the same browser"
+                );
+            }
+        }
+        let key = SessionKey {
+            subject,
+            ruid: SessionId::random(),
+        };
         let record = SessionRecord {
             subject,
             access_uid: SessionId::random(),
@@ -128,16 +175,37 @@ impl SessionEngine {
             previous_uid: None,
             rotated_at: 0,
             created_at: now,
-            expires_at: now + self.times.session_seconds,
+            last_seen_at: now,
+            expires_at: now + self.policy.session_seconds,
         };
-        self.store
-            .insert(context.namespace, &ruid, &record, now)
+        let evicted = self
+            .store
+            .insert(
+                context.namespace,
+                &key,
+                &record,
+                self.policy.sessions_per_identity,
+                now,
+            )
             .await?;
-        Ok(self.issue(context, &ruid, &record))
+        if evicted > 0 {
+            tracing::info!(
+                context = context.name,
+                identity_id = subject,
+                evicted,
+                "least recently used sessions ended: sessions per identity at the limit"
+            );
+        }
+        Ok(self.issue(context, &key.ruid, &record))
     }
 
     /// Every authenticated request: signature, HS256, payload key, CSRF on unsafe methods,
     /// session alive in the context's namespace, token's UID current, access not expired.
+    ///
+    /// A token superseded by a refresh more than the grace window ago can only be a copy that
+    /// outlived its browser's cookie: the whole session ends (theft detection, CONTRACT §8).
+    /// Inside the window it is refused without ending anything: a concurrent request of the
+    /// browser that refreshed.
     pub async fn authenticate(
         &self,
         context: &SessionContext,
@@ -149,17 +217,29 @@ impl SessionEngine {
             self.check_csrf(context, headers, &claims)?;
         }
         let now = self.clock.now();
+        let key = claims.session_key();
         let live = self
             .store
-            .access(context.namespace, &claims.ruid, now)
+            .access(context.namespace, &key, now)
             .await?
             .ok_or(SessionError::SessionEnded)?;
-        // A superseded token is never good for a read, not even inside the refresh grace window.
-        if live.access_uid != claims.uid || live.subject != claims.subject {
+        if live.access_uid != claims.uid {
+            // Signed for this session but not its current UID: superseded at `access_iat`.
+            if now - live.access_iat >= self.policy.grace_seconds {
+                self.store.revoke(context.namespace, &key).await?;
+                tracing::warn!(
+                    context = context.name,
+                    identity_id = claims.subject,
+                    "superseded access token presented: session ended (possible theft)"
+                );
+            }
             return Err(SessionError::SessionEnded);
         }
         if claims.exp <= now {
             return Err(SessionError::AccessExpired);
+        }
+        if now - live.last_seen_at >= self.policy.touch_seconds {
+            self.store.touch(context.namespace, &key, now).await?;
         }
         Ok(Authenticated {
             subject: claims.subject,
@@ -193,15 +273,16 @@ impl SessionEngine {
         let claims = self.verified_claims(context, headers)?;
         self.check_csrf(context, headers, &claims)?;
         let now = self.clock.now();
+        let key = claims.session_key();
         let rotation = self
             .store
             .rotate(
                 context.namespace,
-                &claims.ruid,
+                &key,
                 &claims.uid,
                 &SessionId::random(),
                 now,
-                self.times.grace_seconds,
+                self.policy.grace_seconds,
             )
             .await?;
         match rotation {
@@ -231,14 +312,15 @@ impl SessionEngine {
         let claims = self.verified_claims(context, headers)?;
         self.check_csrf(context, headers, &claims)?;
         let now = self.clock.now();
+        let key = claims.session_key();
         match self
             .store
             .end(
                 context.namespace,
-                &claims.ruid,
+                &key,
                 &claims.uid,
                 now,
-                self.times.grace_seconds,
+                self.policy.grace_seconds,
             )
             .await?
         {
@@ -309,7 +391,7 @@ impl SessionEngine {
             uid: record.access_uid,
             ruid: *ruid,
             iat: record.access_iat,
-            exp: record.access_iat + self.times.access_seconds,
+            exp: record.access_iat + self.policy.access_seconds,
         };
         IssuedAccess {
             subject: record.subject,

@@ -50,6 +50,16 @@ pub struct AccessClaims {
     pub exp: i64,
 }
 
+impl AccessClaims {
+    /// Where the token's session lives in the store.
+    pub fn session_key(&self) -> crate::SessionKey {
+        crate::SessionKey {
+            subject: self.subject,
+            ruid: self.ruid,
+        }
+    }
+}
+
 struct WireOut<'a> {
     payload_key: &'a str,
     claims: &'a AccessClaims,

@@ -15,6 +15,8 @@ use crate::extract::{Json as Form, Path};
 use crate::forms::IdRef;
 use crate::forms::careers::TalentProfileCreateForm;
 use crate::forms::identities::{SignUpForm, UserUpdateForm};
+use crate::password::Purpose;
+use crate::throttle::{self, ClientAddr};
 use crate::views::identities::UserView;
 use crate::views::{CareersUserProfileOne, IdentitiesUserOne, Json};
 
@@ -39,21 +41,37 @@ pub fn routes() -> OpenApiRouter<AppState> {
         (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
         (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
         (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        (status = 429, description = "`rate_limited`: too many sign-ups from this address, with Retry-After", body = ErrorBody),
+        (status = 503, description = "`unavailable`: database or token store unreachable, or hashing capacity exhausted (with Retry-After)", body = ErrorBody)
     )
 )]
 async fn sign_up(
     State(state): State<AppState>,
+    client: ClientAddr,
     Form(form): Form<SignUpForm>,
 ) -> Result<(StatusCode, Json<IdentitiesUserOne>), ApiError> {
     form.validate()?;
+    throttle::count_signup(&state, &client).await?;
     let (Some(email), Some(password), Some(first_name), Some(last_name)) =
         (form.email, form.password, form.first_name, form.last_name)
     else {
         return Err(ApiError::Internal);
     };
     let country_id = IdRef::id_of(&form.country).ok_or(ApiError::Internal)?;
-    let password_digest = state.passwords.hash(password).await?;
+    // The e-mail before the hash: a taken one costs no hashing. The unique index still decides
+    // a race between two sign-ups.
+    if db::identities::find_user_by_email(&state.db, &email)
+        .await?
+        .is_some()
+    {
+        return Err(db::identities::email_taken());
+    }
+    let password_digest = state
+        .passwords
+        .admit(Purpose::SignUp)
+        .await?
+        .hash(password)
+        .await?;
     let user = db::identities::create_user(
         &state.db,
         db::identities::NewUser {

@@ -23,6 +23,7 @@ use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::Json;
 use crate::forms::identities::LoginForm;
+use crate::password::Purpose;
 use crate::throttle::{ClientAddr, LoginThrottle};
 use crate::views::identities::{AdminView, UserView};
 use crate::views::rfc3339;
@@ -96,11 +97,11 @@ async fn login<P: Principal>(
     let (Some(email), Some(password)) = (form.email, form.password) else {
         return Err(ApiError::Internal);
     };
-    // A place among the hashing jobs first: a login refused for load (503) costs no database
-    // or store round trip (DECISIONS 55).
-    let admission = state.passwords.admit()?;
+    // A hashing slot first: a login refused for load (503) costs no database or store round
+    // trip and counts nothing.
+    let admission = state.passwords.admit(Purpose::Login).await?;
     let throttle = LoginThrottle::new(&P::CONTEXT, &normalize_email(&email), &client);
-    throttle.check(&state, &P::CONTEXT).await?;
+    throttle.attempt(&state, &P::CONTEXT).await?;
     let account = P::find_by_email(&state, &email).await?;
     let (id, digest, view) = match account {
         Some((id, digest, view)) => (Some(id), Some(digest), Some(view)),
@@ -110,11 +111,10 @@ async fn login<P: Principal>(
     let verified = admission.verify(password, digest).await?;
     let (true, Some(id), Some(view)) = (verified, id, view) else {
         tracing::warn!(context = P::CONTEXT.name, identity_id = id, "login failed");
-        throttle.failed(&state).await?;
         return Err(ApiError::InvalidCredentials);
     };
-    throttle.succeeded(&state).await?;
-    let issued = state.sessions.open(&P::CONTEXT, id).await?;
+    throttle.refund(&state).await?;
+    let issued = state.sessions.open(&P::CONTEXT, id, &headers).await?;
     tracing::info!(
         context = P::CONTEXT.name,
         identity_id = id,

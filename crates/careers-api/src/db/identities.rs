@@ -172,12 +172,34 @@ pub async fn create_admin(
     model.insert(db).await.map_err(email_taken_or)
 }
 
+/// Replaces an admin's password digest (`admins set-password`).
+pub async fn set_admin_password_digest(
+    db: &DatabaseConnection,
+    id: i64,
+    password_digest: String,
+) -> Result<(), ApiError> {
+    admin::ActiveModel {
+        id: Unchanged(id),
+        password_digest: Set(password_digest),
+        updated_at: Set(Utc::now()),
+        ..Default::default()
+    }
+    .update(db)
+    .await?;
+    Ok(())
+}
+
+/// The answer to an e-mail that another account of the same kind already has.
+pub fn email_taken() -> ApiError {
+    ApiError::Conflict("e-mail is already taken".into())
+}
+
 fn email_taken_or(error: sea_orm::DbErr) -> ApiError {
     if matches!(
         error.sql_err(),
         Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
     ) {
-        ApiError::Conflict("e-mail is already taken".into())
+        email_taken()
     } else {
         error.into()
     }

@@ -2,7 +2,8 @@
 //! cross-site refusal, CORS, and bad input that must get the contract's JSON error.
 
 use careers_api::areas::{ADMIN, USER};
-use careers_api::throttle::{ACCOUNT_LIMIT, WINDOW_SECONDS};
+use careers_api::password::Purpose;
+use careers_api::throttle::LOGIN_WINDOW_SECONDS;
 use reqwest::{Method, StatusCode};
 use serde_json::json;
 
@@ -12,26 +13,28 @@ use crate::helpers::*;
 backend_tests! {
     async fn ten_failed_logins_throttle_the_account_with_retry_after(backend) {
         let app = TestApp::spawn(backend).await;
+        let limit = app.state.config.limits.login_failures_per_account;
+        assert_eq!(limit, 10, "the contract's default");
         app.create_user("ada@example.com").await;
         app.create_user("bob@example.com").await;
-        for _ in 0..ACCOUNT_LIMIT {
+        for _ in 0..limit {
             let wrong = app.login_raw(&USER, "ada@example.com", "wrong-password").await;
             assert_error(wrong, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
         }
-        let verifications = app.state.passwords.verifications();
+        let jobs = app.state.passwords.jobs();
         // Even the right password is refused now, without a password check.
         let throttled = app.login_raw(&USER, "ADA@example.com", PASSWORD).await;
         let retry: i64 = throttled.headers()["retry-after"].to_str().unwrap().parse().unwrap();
-        assert!((1..=WINDOW_SECONDS).contains(&retry), "Retry-After {retry}");
+        assert!((1..=LOGIN_WINDOW_SECONDS).contains(&retry), "Retry-After {retry}");
         assert!(set_cookies(&throttled).is_empty());
         assert_error(throttled, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
-        assert_eq!(app.state.passwords.verifications(), verifications);
+        assert_eq!(app.state.passwords.jobs(), jobs);
         // Another account, and the same e-mail in the admin context, are not affected.
         assert_eq!(app.login_raw(&USER, "bob@example.com", PASSWORD).await.status(), StatusCode::CREATED);
         let admin = app.login_raw(&ADMIN, "ada@example.com", PASSWORD).await;
         assert_error(admin, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
         // Unknown e-mails are throttled the same way: the answer reveals nothing.
-        for _ in 0..ACCOUNT_LIMIT {
+        for _ in 0..limit {
             app.login_raw(&USER, "ghost@example.com", "whatever-password").await;
         }
         let ghost = app.login_raw(&USER, "ghost@example.com", "whatever-password").await;
@@ -41,11 +44,22 @@ backend_tests! {
     async fn a_login_refused_for_load_costs_no_round_trip_and_counts_nothing(backend) {
         let app = TestApp::spawn(backend).await;
         app.create_user("ada@example.com").await;
-        // Every place among the hashing jobs taken, as in a login storm.
-        let held: Vec<_> = std::iter::from_fn(|| app.state.passwords.admit().ok()).collect();
+        // Every hashing slot taken and the line full, as in a login storm.
+        let passwords = app.state.passwords.clone();
+        let held: Vec<_> = std::iter::from_fn(|| passwords.try_admit().ok()).collect();
         assert!(!held.is_empty());
-        let (statements, verifications) = (app.statements(), app.state.passwords.verifications());
-        for _ in 0..ACCOUNT_LIMIT + 1 {
+        let line: Vec<_> = (0..passwords.max_waiting())
+            .map(|_| {
+                let passwords = passwords.clone();
+                tokio::spawn(async move { passwords.admit(Purpose::Login).await.map(drop) })
+            })
+            .collect();
+        while passwords.waiting() < passwords.max_waiting() {
+            tokio::task::yield_now().await;
+        }
+        let limit = app.state.config.limits.login_failures_per_account;
+        let (statements, jobs) = (app.statements(), app.state.passwords.jobs());
+        for _ in 0..limit + 1 {
             let refused = app.login_raw(&USER, "ada@example.com", "wrong-password").await;
             assert_eq!(refused.headers()["retry-after"], "1");
             assert!(set_cookies(&refused).is_empty());
@@ -53,23 +67,175 @@ backend_tests! {
         }
         // Refused before the account was read or a password checked...
         assert_eq!(app.statements(), statements);
-        assert_eq!(app.state.passwords.verifications(), verifications);
+        assert_eq!(app.state.passwords.jobs(), jobs);
         // ... and not counted as failed attempts: once the storm is over, the login goes through.
         drop(held);
+        for waiter in line {
+            waiter.await.unwrap().unwrap();
+        }
         assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
     }
 
-    async fn a_successful_login_resets_the_accounts_count(backend) {
+    async fn a_successful_login_refunds_its_own_attempt_only(backend) {
+        let app = TestApp::spawn(backend).await;
+        let limit = app.state.config.limits.login_failures_per_account;
+        app.create_user("ada@example.com").await;
+        for _ in 0..limit - 1 {
+            app.login_raw(&USER, "ada@example.com", "wrong-password").await;
+        }
+        assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
+        assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
+        // The earlier failures still count: one more is the tenth, and then the door closes.
+        let wrong = app.login_raw(&USER, "ada@example.com", "wrong-password").await;
+        assert_error(wrong, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        let throttled = app.login_raw(&USER, "ada@example.com", PASSWORD).await;
+        assert_error(throttled, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    }
+
+    async fn an_attacker_elsewhere_never_locks_the_owner_out(backend) {
+        let app = TestApp::spawn_with(backend, &[("CLIENT_IP_HEADER", "X-Forwarded-For")]).await;
+        let limit = app.state.config.limits.login_failures_per_account;
+        app.create_admin("admin@example.com").await;
+        let from = |address: &'static str, password: &'static str| {
+            app.request(Method::POST, session_path(&ADMIN))
+                .header("x-forwarded-for", address)
+                .json(&json!({ "email": "admin@example.com", "password": password }))
+                .send()
+        };
+        for _ in 0..limit {
+            let wrong = from("203.0.113.66", "wrong-password").await.unwrap();
+            assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+        }
+        let attacker = from("203.0.113.66", PASSWORD).await.unwrap();
+        assert_error(attacker, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+        // The owner, from their own address, logs in while the attacker is locked out...
+        let owner = from("198.51.100.7", PASSWORD).await.unwrap();
+        assert_eq!(owner.status(), StatusCode::CREATED);
+        // ... and keeps a full budget of their own mistakes.
+        for _ in 0..limit - 1 {
+            let typo = from("198.51.100.7", "typo-password").await.unwrap();
+            assert_eq!(typo.status(), StatusCode::UNAUTHORIZED);
+        }
+        assert_eq!(from("198.51.100.7", PASSWORD).await.unwrap().status(), StatusCode::CREATED);
+    }
+
+    async fn a_burst_of_parallel_guesses_cannot_pass_the_limit(backend) {
+        let app = TestApp::spawn(backend).await;
+        let limit = app.state.config.limits.login_failures_per_account;
+        app.create_user("ada@example.com").await;
+        let jobs = app.state.passwords.jobs();
+        let guesses = (0..3 * limit).map(|n| {
+            app.login_raw(&USER, "ada@example.com", if n == 0 { "guess-0-wrong" } else { "guess-n-wrong" })
+        });
+        let answers = futures::future::join_all(guesses).await;
+        let wrong = answers.iter().filter(|r| r.status() == StatusCode::UNAUTHORIZED).count();
+        let throttled = answers.iter().filter(|r| r.status() == StatusCode::TOO_MANY_REQUESTS).count();
+        assert_eq!(wrong as u64, limit, "exactly the limit was verified");
+        assert_eq!(throttled as u64, 2 * limit);
+        assert_eq!(app.state.passwords.jobs(), jobs + limit);
+    }
+
+    async fn ipv6_clients_count_by_their_64(backend) {
+        let app = TestApp::spawn_with(
+            backend,
+            &[("CLIENT_IP_HEADER", "X-Forwarded-For"), ("LOGIN_FAILURES_PER_ADDRESS", "5")],
+        )
+        .await;
+        for n in 0..6 {
+            app.create_user(&format!("user{n}@example.com")).await;
+        }
+        let login = |address: String, email: String, password: &'static str| {
+            app.request(Method::POST, session_path(&USER))
+                .header("x-forwarded-for", address)
+                .json(&json!({ "email": email, "password": password }))
+                .send()
+        };
+        // Five failures, each from another address of one /64 and on another account.
+        for n in 0..5 {
+            let address = format!("2001:db8:0:1::{:x}", n + 1);
+            let wrong = login(address, format!("user{n}@example.com"), "wrong-password").await.unwrap();
+            assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+        }
+        // A sixth address of the same /64 is the same client: refused, right password or not.
+        let same = login("2001:db8:0:1:ffff::1".into(), "user5@example.com".into(), PASSWORD).await.unwrap();
+        assert_error(same, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+        // The next /64 is another client.
+        let other = login("2001:db8:0:2::1".into(), "user5@example.com".into(), PASSWORD).await.unwrap();
+        assert_eq!(other.status(), StatusCode::CREATED);
+    }
+
+    async fn sign_up_is_throttled_per_client_address(backend) {
+        let app = TestApp::spawn_with(
+            backend,
+            &[("CLIENT_IP_HEADER", "X-Forwarded-For"), ("SIGNUP_LIMIT_PER_HOUR", "2")],
+        )
+        .await;
+        let sign_up = |address: &'static str, n: u32| {
+            app.request(Method::POST, "/identities/users")
+                .header("x-forwarded-for", address)
+                .json(&sign_up_body(&format!("new{n}@example.com")))
+                .send()
+        };
+        for n in 0..2 {
+            assert_eq!(sign_up("203.0.113.5", n).await.unwrap().status(), StatusCode::CREATED);
+        }
+        let (statements, jobs) = (app.statements(), app.state.passwords.jobs());
+        let throttled = sign_up("203.0.113.5", 2).await.unwrap();
+        let retry: i64 = throttled.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=3600).contains(&retry), "Retry-After {retry}");
+        assert_error(throttled, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+        // Refused before any SQL or hashing: nothing was created.
+        assert_eq!(app.statements(), statements);
+        assert_eq!(app.state.passwords.jobs(), jobs);
+        assert_eq!(sign_up("198.51.100.9", 3).await.unwrap().status(), StatusCode::CREATED);
+    }
+
+    async fn a_taken_email_is_refused_before_any_hashing(backend) {
         let app = TestApp::spawn(backend).await;
         app.create_user("ada@example.com").await;
-        for _ in 0..ACCOUNT_LIMIT - 1 {
-            app.login_raw(&USER, "ada@example.com", "wrong-password").await;
+        let jobs = app.state.passwords.jobs();
+        let taken = app
+            .request(Method::POST, "/identities/users")
+            .json(&sign_up_body("ADA@example.com"))
+            .send()
+            .await
+            .unwrap();
+        assert_error(taken, StatusCode::CONFLICT, "conflict").await;
+        assert_eq!(app.state.passwords.jobs(), jobs, "no hash for a taken e-mail");
+    }
+
+    async fn a_sign_up_flood_leaves_logins_their_hashing_capacity(backend) {
+        let app = TestApp::spawn_with(backend, &[("SIGNUP_LIMIT_PER_HOUR", "1000")]).await;
+        app.create_user("ada@example.com").await;
+        let signups_done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let flood: Vec<_> = (0..40)
+            .map(|n| {
+                let (client, url, done) = (app.client.clone(), app.url("/identities/users"), signups_done.clone());
+                tokio::spawn(async move {
+                    let response = client.post(url).json(&sign_up_body(&format!("flood{n}@example.com"))).send().await.unwrap();
+                    done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                    response.status()
+                })
+            })
+            .collect();
+        // Let the flood take its places first.
+        while app.state.passwords.waiting() < 20 {
+            tokio::task::yield_now().await;
         }
-        assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
-        for _ in 0..ACCOUNT_LIMIT - 1 {
-            app.login_raw(&USER, "ada@example.com", "wrong-password").await;
+        let started = std::time::Instant::now();
+        let logins = (0..6).map(|_| app.login_raw(&USER, "ada@example.com", PASSWORD));
+        let answers = tokio::time::timeout(std::time::Duration::from_secs(30), futures::future::join_all(logins))
+            .await
+            .expect("logins answered in time");
+        let login_time = started.elapsed();
+        let done_by_then = signups_done.load(std::sync::atomic::Ordering::SeqCst);
+        for answer in &answers {
+            assert_eq!(answer.status(), StatusCode::CREATED, "login during a sign-up flood");
         }
-        assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
+        assert!(done_by_then < 40, "logins waited for the whole flood ({login_time:?})");
+        for signup in flood {
+            assert_eq!(signup.await.unwrap(), StatusCode::CREATED, "sign-ups wait, they are not refused");
+        }
     }
 
     async fn unsafe_requests_from_a_foreign_origin_are_refused_despite_the_right_csrf(backend) {
@@ -263,25 +429,26 @@ backend_tests! {
 
 mod address_limit {
     use super::*;
-    use careers_api::throttle::ADDRESS_LIMIT;
 
     backend_tests! {
-        async fn a_hundred_failures_from_one_address_throttle_every_account(backend) {
-            let app = TestApp::spawn(backend).await;
-            let accounts = ADDRESS_LIMIT / ACCOUNT_LIMIT;
-            for n in 0..=accounts {
+        async fn failures_from_one_address_throttle_every_account(backend) {
+            let app = TestApp::spawn_with(
+                backend,
+                &[("LOGIN_FAILURES_PER_ACCOUNT", "3"), ("LOGIN_FAILURES_PER_ADDRESS", "6")],
+            )
+            .await;
+            for n in 0..3 {
                 app.create_user(&format!("user{n}@example.com")).await;
             }
-            for n in 0..accounts {
-                for _ in 0..ACCOUNT_LIMIT {
+            for n in 0..2 {
+                for _ in 0..3 {
                     let email = format!("user{n}@example.com");
                     let wrong = app.login_raw(&USER, &email, "wrong-password").await;
                     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
                 }
             }
             // A fresh account with the right password, from the same address: refused.
-            let email = format!("user{accounts}@example.com");
-            let response = app.login_raw(&USER, &email, PASSWORD).await;
+            let response = app.login_raw(&USER, "user2@example.com", PASSWORD).await;
             assert!(response.headers().contains_key("retry-after"));
             assert_error(response, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
         }

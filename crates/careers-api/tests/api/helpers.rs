@@ -281,7 +281,7 @@ impl TestApp {
             .store()
             .get(
                 creds.ctx.namespace,
-                &claims.ruid,
+                &claims.session_key(),
                 sessions::Clock::now(&*self.clock),
             )
             .await
@@ -433,4 +433,10 @@ macro_rules! backend_tests {
             )*
         }
     };
+}
+
+/// A valid sign-up form for `email`.
+pub fn sign_up_body(email: &str) -> Value {
+    json!({"email": email, "password": PASSWORD, "first_name": "Nora", "last_name": "New",
+           "phone_code": "+49", "mobile": "1701234567", "country": {"id": 3}})
 }

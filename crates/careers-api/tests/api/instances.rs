@@ -126,7 +126,7 @@ async fn instances_share_the_failed_login_count() {
     let a = TestApp::spawn(Backend::PostgresRedis).await;
     let b = sibling(&a).await;
     a.create_user("ada@example.com").await;
-    let limit = careers_api::throttle::ACCOUNT_LIMIT;
+    let limit = a.state.config.limits.login_failures_per_account;
     for attempt in 0..limit {
         let app = if attempt % 2 == 0 { &a } else { &b };
         let response = app

@@ -94,11 +94,11 @@ backend_tests! {
         let (_, admin) = app.admin_session("grace@example.com").await;
         let store = app.state.sessions.store();
         let now = sessions::Clock::now(&*app.clock);
-        let user_ruid = app.claims(&user).ruid;
-        let admin_ruid = app.claims(&admin).ruid;
-        assert!(store.get("default", &user_ruid, now).await.unwrap().is_some());
-        assert!(store.get("team", &user_ruid, now).await.unwrap().is_none());
-        assert!(store.get("team", &admin_ruid, now).await.unwrap().is_some());
-        assert!(store.get("default", &admin_ruid, now).await.unwrap().is_none());
+        let user_key = app.claims(&user).session_key();
+        let admin_key = app.claims(&admin).session_key();
+        assert!(store.get("default", &user_key, now).await.unwrap().is_some());
+        assert!(store.get("team", &user_key, now).await.unwrap().is_none());
+        assert!(store.get("team", &admin_key, now).await.unwrap().is_some());
+        assert!(store.get("default", &admin_key, now).await.unwrap().is_none());
     }
 }

@@ -4,6 +4,7 @@
 mod fixtures;
 mod helpers;
 
+mod abuse;
 mod areas;
 mod cli;
 mod concurrency;

@@ -1,8 +1,11 @@
-//! Where sessions live: one namespace per context, records keyed by refresh UID.
+//! Where sessions live: one namespace per context, records keyed by identity and refresh UID.
 //!
-//! Every per-request operation touches exactly one record (O(1), no scans). Refresh and logout
-//! are atomic compare-and-swap operations on the current access UID, so however many refreshes
-//! race, a session rotates once, and a logout racing a refresh can never bring it back.
+//! Every per-request operation touches one record (O(1), no scans). The sessions of one
+//! identity are kept together with an index of them (one Redis Cluster slot, one memory
+//! shard), so that creating, rotating and ending a session changes the record and the index
+//! atomically, and the per-identity cap needs no scan. Refresh and logout are atomic
+//! compare-and-swap operations on the current access UID, so however many refreshes race, a
+//! session rotates once, and a logout racing a refresh can never bring it back.
 
 mod memory;
 mod redis;
@@ -14,6 +17,14 @@ use std::future::Future;
 
 use crate::SessionId;
 
+/// Where one session lives: whose it is and its refresh UID. Both come from the verified
+/// access token, so a lookup never needs more than the token.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionKey {
+    pub subject: i64,
+    pub ruid: SessionId,
+}
+
 /// One session as the store holds it. The CSRF token is not stored: it is derived from
 /// `access_uid` (see [`crate::TokenKeys::csrf_for`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -21,30 +32,35 @@ pub struct SessionRecord {
     pub subject: i64,
     /// UID of the one access token currently valid for this session.
     pub access_uid: SessionId,
-    /// When the current access token was issued; with `access_uid` it re-creates the token.
+    /// When the current access token was issued (login or the last refresh); with
+    /// `access_uid` it re-creates the token. A superseded token was replaced at this time.
     pub access_iat: i64,
     /// The access UID that was current until the last refresh, for the grace window.
     pub previous_uid: Option<SessionId>,
     /// When the last refresh happened (0 before the first).
     pub rotated_at: i64,
     pub created_at: i64,
+    /// The last authenticated request or refresh, at most [`crate::SessionPolicy`]'s
+    /// `touch_seconds` stale: the per-identity cap ends the least recently used session.
+    pub last_seen_at: i64,
     pub expires_at: i64,
 }
 
-/// What every authenticated request checks of its session: whose it is, and which access token
-/// is current. [`TokenStore::access`] reads just this, where [`TokenStore::get`] reads the whole
-/// record.
+/// What every authenticated request reads of its session. [`TokenStore::access`] reads just
+/// this, where [`TokenStore::get`] reads the whole record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LiveAccess {
-    pub subject: i64,
     pub access_uid: SessionId,
+    pub access_iat: i64,
+    pub last_seen_at: i64,
 }
 
 impl From<&SessionRecord> for LiveAccess {
     fn from(record: &SessionRecord) -> Self {
         Self {
-            subject: record.subject,
             access_uid: record.access_uid,
+            access_iat: record.access_iat,
+            last_seen_at: record.last_seen_at,
         }
     }
 }
@@ -93,35 +109,47 @@ pub enum StoreError {
 
 /// The session store. `namespace` isolates contexts; `now` comes from the engine's clock.
 pub trait TokenStore: Send + Sync {
+    /// Stores a new session and indexes it under its identity. When the identity already has
+    /// `limit` live sessions (0: no limit), the least recently used ones (oldest
+    /// `last_seen_at`) are ended first; returns how many were.
     fn insert(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         record: &SessionRecord,
+        limit: usize,
         now: i64,
-    ) -> impl Future<Output = Result<(), StoreError>> + Send;
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
 
     /// The live record, or `None` when it does not exist or has reached its end.
     fn get(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         now: i64,
     ) -> impl Future<Output = Result<Option<SessionRecord>, StoreError>> + Send;
 
     /// [`get`](Self::get) narrowed to what authentication checks, for the store's cheapest read
-    /// (Redis: three fields of the seven). `None` exactly when `get` gives `None`.
+    /// (Redis: four fields of the eight). `None` exactly when `get` gives `None`.
     fn access(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         now: i64,
     ) -> impl Future<Output = Result<Option<LiveAccess>, StoreError>> + Send;
+
+    /// Sets `last_seen_at` to `now` if the session still exists.
+    fn touch(
+        &self,
+        namespace: &str,
+        key: &SessionKey,
+        now: i64,
+    ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
     fn rotate(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         presented: &SessionId,
         new_uid: &SessionId,
         now: i64,
@@ -131,11 +159,18 @@ pub trait TokenStore: Send + Sync {
     fn end(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         presented: &SessionId,
         now: i64,
         grace_seconds: i64,
     ) -> impl Future<Output = Result<Ending, StoreError>> + Send;
+
+    /// Ends one session whatever its access UID; whether it existed.
+    fn revoke(
+        &self,
+        namespace: &str,
+        key: &SessionKey,
+    ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
     /// Ends every session of one namespace; returns how many records were removed.
     fn flush(&self, namespace: &str) -> impl Future<Output = Result<u64, StoreError>> + Send;
@@ -151,11 +186,8 @@ pub trait TokenStore: Send + Sync {
         now: i64,
     ) -> impl Future<Output = Result<Counter, StoreError>> + Send;
 
-    /// The open window of `key` without counting.
-    fn peek(&self, key: &str, now: i64)
-    -> impl Future<Output = Result<Counter, StoreError>> + Send;
-
-    fn clear(&self, key: &str) -> impl Future<Output = Result<(), StoreError>> + Send;
+    /// Takes one event of [`hit`](Self::hit) back (never below zero); the window stays.
+    fn refund(&self, key: &str, now: i64) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
 /// The rules of a refresh, shared by every store that evaluates them in Rust.
@@ -171,6 +203,7 @@ pub(crate) fn decide_rotation(
         record.access_uid = *new_uid;
         record.access_iat = now;
         record.rotated_at = now;
+        record.last_seen_at = now;
         Rotation::Rotated(*record)
     } else if in_grace(record, presented, now, grace_seconds) {
         Rotation::Replayed(*record)
@@ -217,52 +250,61 @@ impl TokenStore for AnyStore {
     async fn insert(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         record: &SessionRecord,
+        limit: usize,
         now: i64,
-    ) -> Result<(), StoreError> {
-        delegate!(self, s => s.insert(namespace, ruid, record, now))
+    ) -> Result<usize, StoreError> {
+        delegate!(self, s => s.insert(namespace, key, record, limit, now))
     }
 
     async fn get(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         now: i64,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        delegate!(self, s => s.get(namespace, ruid, now))
+        delegate!(self, s => s.get(namespace, key, now))
     }
 
     async fn access(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         now: i64,
     ) -> Result<Option<LiveAccess>, StoreError> {
-        delegate!(self, s => s.access(namespace, ruid, now))
+        delegate!(self, s => s.access(namespace, key, now))
+    }
+
+    async fn touch(&self, namespace: &str, key: &SessionKey, now: i64) -> Result<(), StoreError> {
+        delegate!(self, s => s.touch(namespace, key, now))
     }
 
     async fn rotate(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         presented: &SessionId,
         new_uid: &SessionId,
         now: i64,
         grace_seconds: i64,
     ) -> Result<Rotation, StoreError> {
-        delegate!(self, s => s.rotate(namespace, ruid, presented, new_uid, now, grace_seconds))
+        delegate!(self, s => s.rotate(namespace, key, presented, new_uid, now, grace_seconds))
     }
 
     async fn end(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         presented: &SessionId,
         now: i64,
         grace_seconds: i64,
     ) -> Result<Ending, StoreError> {
-        delegate!(self, s => s.end(namespace, ruid, presented, now, grace_seconds))
+        delegate!(self, s => s.end(namespace, key, presented, now, grace_seconds))
+    }
+
+    async fn revoke(&self, namespace: &str, key: &SessionKey) -> Result<bool, StoreError> {
+        delegate!(self, s => s.revoke(namespace, key))
     }
 
     async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {
@@ -277,11 +319,7 @@ impl TokenStore for AnyStore {
         delegate!(self, s => s.hit(key, window_seconds, now))
     }
 
-    async fn peek(&self, key: &str, now: i64) -> Result<Counter, StoreError> {
-        delegate!(self, s => s.peek(key, now))
-    }
-
-    async fn clear(&self, key: &str) -> Result<(), StoreError> {
-        delegate!(self, s => s.clear(key))
+    async fn refund(&self, key: &str, now: i64) -> Result<(), StoreError> {
+        delegate!(self, s => s.refund(key, now))
     }
 }

@@ -1,8 +1,12 @@
 //! Redis (standalone or Cluster) store for production: shared by every API instance.
 //!
-//! A session is one hash at `{prefix}{namespace}:{{ruid}}`. The braces are a Cluster hash tag:
-//! every key of one session maps to one slot, so each Lua script touches a single slot. Records
-//! carry a TTL equal to the session's remaining life and disappear by themselves.
+//! A session is one hash at `{prefix}{namespace}:{{subject}}:{ruid}`; the identity's index is a
+//! sorted set at `{prefix}{namespace}:{{subject}}` whose members are its sessions' refresh UIDs,
+//! scored by `last_seen_at`. The braces are a Cluster hash tag: every key of one identity maps
+//! to one slot, so each Lua script that changes a session and the index touches a single slot.
+//! Records carry a TTL equal to the session's remaining life and disappear by themselves; the
+//! index lives as long as its longest-lived session, and members whose record expired are
+//! dropped by the next login of that identity.
 
 use std::time::Duration;
 
@@ -12,51 +16,96 @@ use fred::types::scan::Scanner;
 use fred::types::scripts::Script;
 use futures::StreamExt;
 
-use super::{Counter, Ending, LiveAccess, Rotation, SessionRecord, StoreError, TokenStore};
+use super::{
+    Counter, Ending, LiveAccess, Rotation, SessionKey, SessionRecord, StoreError, TokenStore,
+};
 use crate::SessionId;
 
-const FIELDS: [&str; 7] = ["s", "u", "i", "p", "r", "c", "e"];
-/// What authentication reads: subject, access UID, end.
-const ACCESS_FIELDS: [&str; 3] = ["s", "u", "e"];
+const FIELDS: [&str; 8] = ["s", "u", "i", "p", "r", "c", "l", "e"];
+/// What authentication reads: access UID, its issue time, last seen, end.
+const ACCESS_FIELDS: [&str; 4] = ["u", "i", "l", "e"];
 
+// KEYS: record, index. ARGV: the eight fields, TTL, member, limit, now, record key prefix.
+// Drops index members whose record is gone, then the least recently used sessions while the
+// identity has `limit` or more; returns how many it ended that way.
 const INSERT: &str = r"
-redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', ARGV[4], 'r', ARGV[5], 'c', ARGV[6], 'e', ARGV[7])
-redis.call('EXPIRE', KEYS[1], ARGV[8])
+local idx = KEYS[2]
+local prefix = ARGV[13]
+local limit = tonumber(ARGV[11])
+for _, m in ipairs(redis.call('ZRANGE', idx, 0, -1)) do
+  if redis.call('EXISTS', prefix .. m) == 0 then redis.call('ZREM', idx, m) end
+end
+local evicted = 0
+if limit > 0 then
+  while redis.call('ZCARD', idx) >= limit do
+    local oldest = redis.call('ZRANGE', idx, 0, 0)[1]
+    redis.call('DEL', prefix .. oldest)
+    redis.call('ZREM', idx, oldest)
+    evicted = evicted + 1
+  end
+end
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', ARGV[4], 'r', ARGV[5], 'c', ARGV[6], 'l', ARGV[7], 'e', ARGV[8])
+redis.call('EXPIRE', KEYS[1], ARGV[9])
+redis.call('ZADD', idx, ARGV[12], ARGV[10])
+if redis.call('TTL', idx) < tonumber(ARGV[9]) then redis.call('EXPIRE', idx, ARGV[9]) end
+return evicted
+";
+
+// KEYS: record, index. ARGV: now, member. Only an existing record is touched.
+const TOUCH: &str = r"
+if redis.call('EXISTS', KEYS[1]) == 0 then return 0 end
+redis.call('HSET', KEYS[1], 'l', ARGV[1])
+redis.call('ZADD', KEYS[2], 'XX', ARGV[1], ARGV[2])
 return 1
 ";
 
+// KEYS: record, index. ARGV: presented, new, now, grace, member.
 // Returns {1, record...} rotated, {2, record...} replayed, {3} superseded (deleted), {0} missing.
 const ROTATE: &str = r"
 local k = KEYS[1]
 local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e')
 if not f[1] then return {0} end
 local now = tonumber(ARGV[3])
-if tonumber(f[4]) <= now then redis.call('DEL', k) return {0} end
+if tonumber(f[4]) <= now then
+  redis.call('DEL', k)
+  redis.call('ZREM', KEYS[2], ARGV[5])
+  return {0}
+end
 if f[1] == ARGV[1] then
-  redis.call('HSET', k, 'p', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'r', ARGV[3])
-  local r = redis.call('HMGET', k, 's', 'u', 'i', 'p', 'r', 'c', 'e')
+  redis.call('HSET', k, 'p', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'r', ARGV[3], 'l', ARGV[3])
+  redis.call('ZADD', KEYS[2], 'XX', ARGV[3], ARGV[5])
+  local r = redis.call('HMGET', k, 's', 'u', 'i', 'p', 'r', 'c', 'l', 'e')
   table.insert(r, 1, 1)
   return r
 end
 if f[2] == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[4]) then
-  local r = redis.call('HMGET', k, 's', 'u', 'i', 'p', 'r', 'c', 'e')
+  local r = redis.call('HMGET', k, 's', 'u', 'i', 'p', 'r', 'c', 'l', 'e')
   table.insert(r, 1, 2)
   return r
 end
 redis.call('DEL', k)
+redis.call('ZREM', KEYS[2], ARGV[5])
 return {3}
 ";
 
+// KEYS: record, index. ARGV: presented, now, grace, member.
 // Deletes the record whatever it holds; returns 1 ended, 2 superseded, 0 missing or expired.
 const END: &str = r"
 local k = KEYS[1]
 local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e')
+redis.call('ZREM', KEYS[2], ARGV[4])
 if not f[1] then return 0 end
 redis.call('DEL', k)
 local now = tonumber(ARGV[2])
 if tonumber(f[4]) <= now then return 0 end
 if f[1] == ARGV[1] or (f[2] == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[3])) then return 1 end
 return 2
+";
+
+// KEYS: record, index. ARGV: member. Returns whether the record existed.
+const REVOKE: &str = r"
+redis.call('ZREM', KEYS[2], ARGV[1])
+return redis.call('DEL', KEYS[1])
 ";
 
 // Returns {count, seconds left}; the first event of a window sets its expiry.
@@ -70,10 +119,11 @@ end
 return {c, ttl}
 ";
 
-const PEEK: &str = r"
+// DECR keeps the key's expiry: the window stays as it is.
+const REFUND: &str = r"
 local c = redis.call('GET', KEYS[1])
-if not c then return {0, 0} end
-return {tonumber(c), redis.call('TTL', KEYS[1])}
+if c and tonumber(c) > 0 then redis.call('DECR', KEYS[1]) end
+return 0
 ";
 
 #[derive(Debug, Clone)]
@@ -90,10 +140,12 @@ pub struct RedisStore {
     client: Client,
     prefix: String,
     insert: Script,
+    touch: Script,
     rotate: Script,
     end: Script,
+    revoke: Script,
     hit: Script,
-    peek: Script,
+    refund: Script,
 }
 
 fn unavailable(error: Error) -> StoreError {
@@ -139,15 +191,25 @@ impl RedisStore {
             client,
             prefix: config.key_prefix,
             insert: Script::from_lua(INSERT),
+            touch: Script::from_lua(TOUCH),
             rotate: Script::from_lua(ROTATE),
             end: Script::from_lua(END),
+            revoke: Script::from_lua(REVOKE),
             hit: Script::from_lua(HIT),
-            peek: Script::from_lua(PEEK),
+            refund: Script::from_lua(REFUND),
         })
     }
 
-    fn key(&self, namespace: &str, ruid: &SessionId) -> String {
-        format!("{}{}:{{{}}}", self.prefix, namespace, ruid)
+    /// The identity's index; its records' keys are this, `:` and the refresh UID.
+    fn index_key(&self, namespace: &str, subject: i64) -> String {
+        format!("{}{}:{{{}}}", self.prefix, namespace, subject)
+    }
+
+    /// (record key, index key, index member) of one session.
+    fn keys(&self, namespace: &str, key: &SessionKey) -> (String, String, String) {
+        let index = self.index_key(namespace, key.subject);
+        let member = key.ruid.to_string();
+        (format!("{index}:{member}"), index, member)
     }
 
     /// Counter keys carry their name as a hash tag, like session keys.
@@ -159,11 +221,12 @@ impl RedisStore {
     async fn fields<const N: usize>(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         names: &[&str; N],
     ) -> Result<Vec<Value>, StoreError> {
+        let index = self.index_key(namespace, key.subject);
         self.client
-            .hmget(self.key(namespace, ruid), names)
+            .hmget(format!("{index}:{}", key.ruid), names)
             .await
             .map_err(unavailable)
     }
@@ -175,11 +238,11 @@ impl RedisStore {
     async fn run<R: FromValue>(
         &self,
         script: &Script,
-        key: String,
+        keys: Vec<String>,
         args: Vec<Value>,
     ) -> Result<R, StoreError> {
         script
-            .evalsha_with_reload(&self.client, key, args)
+            .evalsha_with_reload(&self.client, keys, args)
             .await
             .map_err(unavailable)
     }
@@ -217,9 +280,9 @@ fn uid_of(value: &Value) -> Result<Option<SessionId>, StoreError> {
     }
 }
 
-/// Reads the seven fields in `FIELDS` order.
+/// Reads the eight fields in `FIELDS` order.
 fn record_of(fields: &[Value]) -> Result<SessionRecord, StoreError> {
-    let [s, u, i, p, r, c, e] = fields else {
+    let [s, u, i, p, r, c, l, e] = fields else {
         return Err(StoreError::Corrupt);
     };
     Ok(SessionRecord {
@@ -229,6 +292,7 @@ fn record_of(fields: &[Value]) -> Result<SessionRecord, StoreError> {
         previous_uid: uid_of(p)?,
         rotated_at: int_of(r)?,
         created_at: int_of(c)?,
+        last_seen_at: int_of(l)?,
         expires_at: int_of(e)?,
     })
 }
@@ -237,11 +301,13 @@ impl TokenStore for RedisStore {
     async fn insert(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         record: &SessionRecord,
+        limit: usize,
         now: i64,
-    ) -> Result<(), StoreError> {
+    ) -> Result<usize, StoreError> {
         let ttl = (record.expires_at - now).max(1);
+        let (record_key, index, member) = self.keys(namespace, key);
         let args = vec![
             Value::from(record.subject),
             uid_value(&record.access_uid),
@@ -252,65 +318,82 @@ impl TokenStore for RedisStore {
                 .map_or_else(|| Value::from(""), uid_value),
             Value::from(record.rotated_at),
             Value::from(record.created_at),
+            Value::from(record.last_seen_at),
             Value::from(record.expires_at),
             Value::from(ttl),
+            Value::from(member),
+            Value::from(limit as i64),
+            Value::from(record.last_seen_at),
+            Value::from(format!("{index}:")),
         ];
-        self.run::<Value>(&self.insert, self.key(namespace, ruid), args)
-            .await
-            .map(drop)
+        let evicted: i64 = self
+            .run(&self.insert, vec![record_key, index], args)
+            .await?;
+        Ok(evicted.max(0) as usize)
     }
 
     async fn get(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         now: i64,
     ) -> Result<Option<SessionRecord>, StoreError> {
-        let fields = self.fields(namespace, ruid, &FIELDS).await?;
+        let fields = self.fields(namespace, key, &FIELDS).await?;
         if fields.first().is_none_or(Value::is_null) {
             return Ok(None);
         }
         let record = record_of(&fields)?;
-        Ok((record.expires_at > now).then_some(record))
+        Ok((record.expires_at > now && record.subject == key.subject).then_some(record))
     }
 
     async fn access(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         now: i64,
     ) -> Result<Option<LiveAccess>, StoreError> {
-        let fields = self.fields(namespace, ruid, &ACCESS_FIELDS).await?;
-        let [s, u, e] = fields.as_slice() else {
+        let fields = self.fields(namespace, key, &ACCESS_FIELDS).await?;
+        let [u, i, l, e] = fields.as_slice() else {
             return Err(StoreError::Corrupt);
         };
-        if s.is_null() {
+        if u.is_null() {
             return Ok(None);
         }
         let access = LiveAccess {
-            subject: int_of(s)?,
             access_uid: uid_of(u)?.ok_or(StoreError::Corrupt)?,
+            access_iat: int_of(i)?,
+            last_seen_at: int_of(l)?,
         };
         Ok((int_of(e)? > now).then_some(access))
+    }
+
+    async fn touch(&self, namespace: &str, key: &SessionKey, now: i64) -> Result<(), StoreError> {
+        let (record_key, index, member) = self.keys(namespace, key);
+        let args = vec![Value::from(now), Value::from(member)];
+        self.run::<Value>(&self.touch, vec![record_key, index], args)
+            .await
+            .map(drop)
     }
 
     async fn rotate(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         presented: &SessionId,
         new_uid: &SessionId,
         now: i64,
         grace_seconds: i64,
     ) -> Result<Rotation, StoreError> {
+        let (record_key, index, member) = self.keys(namespace, key);
         let args = vec![
             uid_value(presented),
             uid_value(new_uid),
             Value::from(now),
             Value::from(grace_seconds),
+            Value::from(member),
         ];
         let reply: Vec<Value> = self
-            .run(&self.rotate, self.key(namespace, ruid), args)
+            .run(&self.rotate, vec![record_key, index], args)
             .await?;
         match reply.split_first() {
             Some((code, rest)) => match int_of(code)? {
@@ -326,22 +409,32 @@ impl TokenStore for RedisStore {
     async fn end(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         presented: &SessionId,
         now: i64,
         grace_seconds: i64,
     ) -> Result<Ending, StoreError> {
+        let (record_key, index, member) = self.keys(namespace, key);
         let args = vec![
             uid_value(presented),
             Value::from(now),
             Value::from(grace_seconds),
+            Value::from(member),
         ];
-        let code: i64 = self.run(&self.end, self.key(namespace, ruid), args).await?;
+        let code: i64 = self.run(&self.end, vec![record_key, index], args).await?;
         Ok(match code {
             1 => Ending::Ended,
             2 => Ending::Superseded,
             _ => Ending::Missing,
         })
+    }
+
+    async fn revoke(&self, namespace: &str, key: &SessionKey) -> Result<bool, StoreError> {
+        let (record_key, index, member) = self.keys(namespace, key);
+        let removed: i64 = self
+            .run(&self.revoke, vec![record_key, index], vec![Value::from(member)])
+            .await?;
+        Ok(removed > 0)
     }
 
     async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {
@@ -388,24 +481,17 @@ impl TokenStore for RedisStore {
         let reply: Vec<Value> = self
             .run(
                 &self.hit,
-                self.counter_key(key),
+                vec![self.counter_key(key)],
                 vec![Value::from(window_seconds)],
             )
             .await?;
         counter_of(&reply)
     }
 
-    async fn peek(&self, key: &str, _now: i64) -> Result<Counter, StoreError> {
-        let reply: Vec<Value> = self.run(&self.peek, self.counter_key(key), vec![]).await?;
-        counter_of(&reply)
-    }
-
-    async fn clear(&self, key: &str) -> Result<(), StoreError> {
-        self.client
-            .del::<Value, _>(self.counter_key(key))
+    async fn refund(&self, key: &str, _now: i64) -> Result<(), StoreError> {
+        self.run::<Value>(&self.refund, vec![self.counter_key(key)], vec![])
             .await
             .map(drop)
-            .map_err(unavailable)
     }
 }
 
