@@ -1,9 +1,11 @@
-//! `careers-api [serve] | migrate | admins create | users create | sessions flush`.
+//! `careers-api [serve] | migrate | admins create | admins set-password | users create | seed |
+//! sessions flush`.
 
+use std::io::{BufRead, Read};
 use std::process::ExitCode;
 use std::sync::Arc;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Args, Parser, Subcommand, ValueEnum};
 use sessions::{SystemClock, TokenStore};
 
 use crate::app::{self, AppState};
@@ -48,18 +50,46 @@ enum Command {
     },
 }
 
+/// Where a new password comes from: `--password P` or `--password-stdin`, exactly one of them.
+#[derive(Debug, Args)]
+#[group(required = true, multiple = false)]
+struct PasswordSource {
+    /// The password (visible in the process list and the shell's history: prefer
+    /// --password-stdin).
+    #[arg(long)]
+    password: Option<String>,
+    /// Read the password from standard input: its first line, without the line ending.
+    #[arg(long)]
+    password_stdin: bool,
+}
+
+impl PasswordSource {
+    fn read(self) -> Result<String, String> {
+        match self.password {
+            Some(password) => Ok(password),
+            None => password_from_stdin(),
+        }
+    }
+}
+
 #[derive(Debug, Subcommand)]
 enum AdminsCommand {
     /// Create an admin.
     Create {
         #[arg(long)]
         email: String,
-        #[arg(long)]
-        password: String,
+        #[command(flatten)]
+        password: PasswordSource,
         #[arg(long, default_value = "Team")]
         first_name: String,
         #[arg(long, default_value = "Admin")]
         last_name: String,
+    },
+    /// Set an admin's password, read from standard input (its first line). Admins have no
+    /// self-service reset.
+    SetPassword {
+        #[arg(long)]
+        email: String,
     },
 }
 
@@ -69,8 +99,8 @@ enum UsersCommand {
     Create {
         #[arg(long)]
         email: String,
-        #[arg(long)]
-        password: String,
+        #[command(flatten)]
+        password: PasswordSource,
         #[arg(long)]
         first_name: String,
         #[arg(long)]
@@ -123,6 +153,9 @@ pub async fn run(cli: Cli) -> ExitCode {
                     last_name,
                 },
         } => create_admin(config, email, password, first_name, last_name).await,
+        Command::Admins {
+            command: AdminsCommand::SetPassword { email },
+        } => set_admin_password(config, email).await,
         Command::Users {
             command:
                 UsersCommand::Create {
@@ -137,9 +170,10 @@ pub async fn run(cli: Cli) -> ExitCode {
         } => {
             create_user(
                 config,
+                password,
                 db::identities::NewUser {
                     email,
-                    password_digest: password,
+                    password_digest: String::new(),
                     first_name,
                     last_name,
                     phone_code,
@@ -226,6 +260,29 @@ fn check_password(password: &str) -> Result<(), String> {
     Ok(())
 }
 
+/// The longest first line `--password-stdin` reads: a file piped in by mistake is not read whole.
+const MAX_STDIN_PASSWORD_BYTES: u64 = 16 * 1024;
+
+/// The first line of standard input without its line ending (`\n` or `\r\n`).
+fn password_from_stdin() -> Result<String, String> {
+    let mut line = String::new();
+    std::io::stdin()
+        .lock()
+        .take(MAX_STDIN_PASSWORD_BYTES + 1)
+        .read_line(&mut line)
+        .map_err(|e| format!("cannot read the password from standard input: {e}"))?;
+    if line.len() as u64 > MAX_STDIN_PASSWORD_BYTES {
+        return Err("the password on standard input is too long".into());
+    }
+    if let Some(rest) = line.strip_suffix('\n') {
+        line.truncate(rest.strip_suffix('\r').unwrap_or(rest).len());
+    }
+    if line.is_empty() {
+        return Err("no password on standard input".into());
+    }
+    Ok(line)
+}
+
 fn check_email(email: &str) -> Result<(), String> {
     use garde::Validate;
     #[derive(garde::Validate)]
@@ -249,11 +306,12 @@ async fn connected(config: &Config) -> Result<sea_orm::DatabaseConnection, Strin
 async fn create_admin(
     config: Config,
     email: String,
-    password: String,
+    password: PasswordSource,
     first_name: String,
     last_name: String,
 ) -> Result<(), String> {
     check_email(&email)?;
+    let password = password.read()?;
     check_password(&password)?;
     let db = connected(&config).await?;
     let digest = Passwords::new(1)
@@ -277,24 +335,59 @@ async fn create_admin(
 
 async fn create_user(
     config: Config,
+    password: PasswordSource,
     mut new: db::identities::NewUser,
     country: String,
 ) -> Result<(), String> {
     check_email(&new.email)?;
-    check_password(&new.password_digest)?;
+    let password = password.read()?;
+    check_password(&password)?;
     let db = connected(&config).await?;
     new.country_id = db::identities::country_id_by_code(&db, &country)
         .await
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("unknown country code {country:?}"))?;
     new.password_digest = Passwords::new(1)
-        .hash(std::mem::take(&mut new.password_digest))
+        .hash(password)
         .await
         .map_err(|e| e.to_string())?;
     let user = db::identities::create_user(&db, new)
         .await
         .map_err(|e| e.to_string())?;
     println!("user {} created: {}", user.id, user.email);
+    Ok(())
+}
+
+async fn set_admin_password(config: Config, email: String) -> Result<(), String> {
+    let password = password_from_stdin()?;
+    check_password(&password)?;
+    let db = connected(&config).await?;
+    let admin = db::identities::find_admin_by_email(&db, &email)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no admin with the e-mail {:?}", email.trim()))?;
+    let digest = Passwords::new(1)
+        .hash(password)
+        .await
+        .map_err(|e| e.to_string())?;
+    db::identities::set_admin_password_digest(&db, admin.id, digest)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("admin {}: password set", admin.id);
+    // The admin's sessions end with the old password (CONTRACT §10).
+    if config.redis_url.is_none() {
+        eprintln!(
+            "note: the in-memory token store lives inside the server process; \
+             the admin's open sessions end when it restarts"
+        );
+        return Ok(());
+    }
+    let store = app::build_store(&config).await.map_err(|e| e.to_string())?;
+    let ended = store
+        .revoke_all(ADMIN.namespace, admin.id)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("{ended} admin sessions ended");
     Ok(())
 }
 

@@ -284,7 +284,9 @@ fn positive(
         None => Ok(default),
         Some(text) => match text.parse::<u64>() {
             Ok(n) if n >= 1 => Ok(n),
-            _ => fail(format!("{name} must be a whole number of at least 1, got {text:?}")),
+            _ => fail(format!(
+                "{name} must be a whole number of at least 1, got {text:?}"
+            )),
         },
     }
 }
@@ -439,8 +441,11 @@ mod tests {
         assert_eq!(c.limits.login_failures_per_address, 100);
         assert_eq!(c.limits.signups_per_hour, 20);
         assert_eq!(c.limits.sessions_per_identity, 20);
-        let c = config(&[("SESSIONS_PER_IDENTITY", "3"), ("LOGIN_FAILURES_PER_ACCOUNT", "4")])
-            .unwrap();
+        let c = config(&[
+            ("SESSIONS_PER_IDENTITY", "3"),
+            ("LOGIN_FAILURES_PER_ACCOUNT", "4"),
+        ])
+        .unwrap();
         assert_eq!(c.limits.sessions_per_identity, 3);
         assert_eq!(c.limits.login_failures_per_account, 4);
         for (name, value) in [

@@ -98,7 +98,11 @@ impl LoginThrottle {
 
     /// Counts this attempt as a failure until [`refund`](Self::refund) says otherwise; 429 when
     /// either counter is past its limit, whatever the password.
-    pub async fn attempt(&self, state: &AppState, context: &SessionContext) -> Result<(), ApiError> {
+    pub async fn attempt(
+        &self,
+        state: &AppState,
+        context: &SessionContext,
+    ) -> Result<(), ApiError> {
         let store = state.sessions.store();
         let now = state.sessions.now();
         let limits = state.config.limits;
@@ -181,7 +185,10 @@ mod tests {
         let bucket = |text: &str| address_bucket(text.parse().unwrap());
         assert_eq!(bucket("203.0.113.9"), "203.0.113.9");
         assert_eq!(bucket("2001:db8:1:2::1"), "2001:db8:1:2::/64");
-        assert_eq!(bucket("2001:db8:1:2:ffff:ffff:ffff:ffff"), "2001:db8:1:2::/64");
+        assert_eq!(
+            bucket("2001:db8:1:2:ffff:ffff:ffff:ffff"),
+            "2001:db8:1:2::/64"
+        );
         assert_ne!(bucket("2001:db8:1:3::1"), bucket("2001:db8:1:2::1"));
         assert_eq!(bucket("::ffff:203.0.113.9"), "203.0.113.9");
     }

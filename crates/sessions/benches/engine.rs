@@ -16,11 +16,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use futures::FutureExt;
+use fred::types::scan::Scanner;
+use futures::{FutureExt, StreamExt};
 use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig, Rotation};
 use sessions::{
-    AccessClaims, CookieDomain, CookiePolicy, SameSite, SessionContext, SessionId, SessionRecord,
-    SigningSecret, TokenKeys, TokenStore,
+    AccessClaims, CookieDomain, CookiePolicy, SameSite, SessionContext, SessionId, SessionKey,
+    SessionPolicy, SessionRecord, SigningSecret, TokenKeys, TokenStore,
 };
 
 const USER: SessionContext = SessionContext {
@@ -41,14 +42,22 @@ const RESIDENT: usize = 100_000;
 /// a long measurement never grows one map without bound.
 const INSERT_CHUNK: u64 = 50_000;
 
-fn record(now: i64) -> SessionRecord {
+/// Inserts run under the default cap on sessions per identity, as logins do.
+fn limit() -> usize {
+    SessionPolicy::default().sessions_per_identity
+}
+
+/// A fresh session of `subject`. Every benchmark session has an identity of its own, as in a
+/// store of many users.
+fn record(subject: i64, now: i64) -> SessionRecord {
     SessionRecord {
-        subject: 42,
+        subject,
         access_uid: SessionId::random(),
         access_iat: now,
         previous_uid: None,
         rotated_at: 0,
         created_at: now,
+        last_seen_at: now,
         expires_at: now + LIFE,
     }
 }
@@ -173,15 +182,19 @@ fn ready<T>(future: impl Future<Output = T>) -> T {
         .expect("the in-memory store never waits")
 }
 
-/// A store holding `n` live sessions; returns their refresh UIDs and current access UIDs.
-fn filled_memory_store(n: usize) -> (MemoryStore, Vec<(SessionId, SessionId)>) {
+/// A store holding `n` live sessions of identities `0..n`; returns their keys and current
+/// access UIDs.
+fn filled_memory_store(n: usize) -> (MemoryStore, Vec<(SessionKey, SessionId)>) {
     let store = MemoryStore::new();
     let sessions = (0..n)
-        .map(|_| {
-            let ruid = SessionId::random();
-            let record = record(NOW);
-            ready(store.insert(USER.namespace, &ruid, &record, NOW)).expect("insert");
-            (ruid, record.access_uid)
+        .map(|subject| {
+            let key = SessionKey {
+                subject: subject as i64,
+                ruid: SessionId::random(),
+            };
+            let record = record(key.subject, NOW);
+            ready(store.insert(USER.namespace, &key, &record, limit(), NOW)).expect("insert");
+            (key, record.access_uid)
         })
         .collect();
     (store, sessions)
@@ -190,8 +203,9 @@ fn filled_memory_store(n: usize) -> (MemoryStore, Vec<(SessionId, SessionId)>) {
 fn memory_store(c: &mut Criterion) {
     let mut group = c.benchmark_group("memory_store");
 
-    // Fresh refresh UIDs into a store that grows from 10,000 records by up to INSERT_CHUNK;
-    // building each store and drawing the ids is not measured.
+    // Fresh sessions of new identities into a store that grows from 10,000 records by up to
+    // INSERT_CHUNK, under the per-identity cap; building each store and drawing the ids is not
+    // measured.
     group.bench_function("insert", |b| {
         b.iter_custom(|iters| {
             let mut measured = Duration::ZERO;
@@ -200,11 +214,23 @@ fn memory_store(c: &mut Criterion) {
                 let n = left.min(INSERT_CHUNK);
                 left -= n;
                 let (store, _) = filled_memory_store(10_000);
-                let fresh = pseudo_random_ids(n as usize);
-                let record = record(NOW);
+                let fresh: Vec<SessionKey> = pseudo_random_ids(n as usize)
+                    .into_iter()
+                    .enumerate()
+                    .map(|(k, ruid)| SessionKey {
+                        subject: 10_000 + k as i64,
+                        ruid,
+                    })
+                    .collect();
+                let record = record(0, NOW);
+                let limit = limit();
                 let start = Instant::now();
-                for ruid in &fresh {
-                    ready(store.insert(USER.namespace, black_box(ruid), &record, NOW))
+                for key in &fresh {
+                    let record = SessionRecord {
+                        subject: key.subject,
+                        ..record
+                    };
+                    ready(store.insert(USER.namespace, black_box(key), &record, limit, NOW))
                         .expect("insert");
                 }
                 measured += start.elapsed();
@@ -220,11 +246,11 @@ fn memory_store(c: &mut Criterion) {
         group.bench_function(name, |b| {
             b.iter(|| {
                 i = (i + 1) % RESIDENT;
-                let ruid = black_box(&sessions[i].0);
+                let key = black_box(&sessions[i].0);
                 let found = if narrow {
-                    ready(store.access(USER.namespace, ruid, NOW)).map(|a| a.is_some())
+                    ready(store.access(USER.namespace, key, NOW)).map(|a| a.is_some())
                 } else {
-                    ready(store.get(USER.namespace, ruid, NOW)).map(|r| r.is_some())
+                    ready(store.get(USER.namespace, key, NOW)).map(|r| r.is_some())
                 };
                 assert!(matches!(found, Ok(true)));
                 found
@@ -232,17 +258,28 @@ fn memory_store(c: &mut Criterion) {
         });
     }
 
+    // What an authenticated request writes once `touch_seconds` have passed.
+    let mut i = 0usize;
+    let mut at = NOW;
+    group.bench_function("touch", |b| {
+        b.iter(|| {
+            i = (i + 1) % RESIDENT;
+            at += 1;
+            ready(store.touch(USER.namespace, black_box(&sessions[i].0), at)).expect("touch")
+        })
+    });
+
     // Every iteration presents the session's current access UID, so every one is a real
     // rotation (compare-and-swap succeeds), never a grace-window replay.
     let mut i = 0usize;
     group.bench_function("rotate", |b| {
         b.iter(|| {
             i = (i + 1) % RESIDENT;
-            let (ruid, current) = &mut sessions[i];
+            let (key, current) = &mut sessions[i];
             let new_uid = next_uid(current);
             let outcome = ready(store.rotate(
                 USER.namespace,
-                black_box(ruid),
+                black_box(key),
                 black_box(current),
                 &new_uid,
                 NOW + 1,
@@ -293,15 +330,18 @@ fn redis_store(c: &mut Criterion) {
         .expect("Redis store");
         store.ping().await.expect("Redis reachable");
         let mut sessions = Vec::with_capacity(N);
-        for _ in 0..N {
-            let ruid = SessionId::random();
-            let mut record = record(now);
+        for subject in 0..N as i64 {
+            let key = SessionKey {
+                subject,
+                ruid: SessionId::random(),
+            };
+            let mut record = record(subject, now);
             record.expires_at = now + 3600;
             store
-                .insert(USER.namespace, &ruid, &record, now)
+                .insert(USER.namespace, &key, &record, limit(), now)
                 .await
                 .expect("insert");
-            sessions.push((ruid, record.access_uid));
+            sessions.push((key, record.access_uid));
         }
         (store, sessions)
     });
@@ -321,15 +361,15 @@ fn redis_store(c: &mut Criterion) {
                     .block_on(rt.spawn(async move {
                         let start = Instant::now();
                         for k in 0..iters as usize {
-                            let ruid = &sessions[k % N].0;
+                            let key = &sessions[k % N].0;
                             let found = if narrow {
                                 store
-                                    .access(USER.namespace, ruid, now)
+                                    .access(USER.namespace, key, now)
                                     .await
                                     .map(|a| a.is_some())
                             } else {
                                 store
-                                    .get(USER.namespace, ruid, now)
+                                    .get(USER.namespace, key, now)
                                     .await
                                     .map(|r| r.is_some())
                             };
@@ -344,6 +384,29 @@ fn redis_store(c: &mut Criterion) {
             })
         });
     }
+    // What an authenticated request writes once `touch_seconds` have passed: the record's
+    // field and the identity's index, in one script.
+    group.bench_function("touch", |b| {
+        b.iter_custom(|iters| {
+            let store = store.clone();
+            let sessions = parked.take().expect("sessions between runs");
+            let (elapsed, sessions) = rt
+                .block_on(rt.spawn(async move {
+                    let start = Instant::now();
+                    for k in 0..iters as usize {
+                        let touched = store
+                            .touch(USER.namespace, &sessions[k % N].0, now + 1)
+                            .await;
+                        assert!(touched.is_ok());
+                        black_box(touched.ok());
+                    }
+                    (start.elapsed(), sessions)
+                }))
+                .expect("benchmark task");
+            parked = Some(sessions);
+            elapsed
+        })
+    });
     // Every iteration presents the session's current access UID: a real rotation each time.
     group.bench_function("rotate", |b| {
         b.iter_custom(|iters| {
@@ -353,10 +416,10 @@ fn redis_store(c: &mut Criterion) {
                 .block_on(rt.spawn(async move {
                     let start = Instant::now();
                     for k in 0..iters as usize {
-                        let (ruid, current) = &mut sessions[k % N];
+                        let (key, current) = &mut sessions[k % N];
                         let new_uid = next_uid(current);
                         let outcome = store
-                            .rotate(USER.namespace, ruid, current, &new_uid, now, GRACE)
+                            .rotate(USER.namespace, key, current, &new_uid, now, GRACE)
                             .await;
                         assert!(matches!(outcome, Ok(Rotation::Rotated(_))));
                         *current = new_uid;
@@ -371,10 +434,21 @@ fn redis_store(c: &mut Criterion) {
     });
     group.finish();
 
-    let removed = rt
-        .block_on(store.flush(USER.namespace))
-        .expect("clean up the benchmark's keys");
-    assert_eq!(removed, N as u64, "every benchmark session removed");
+    let left = rt.block_on(async {
+        store
+            .flush(USER.namespace)
+            .await
+            .expect("clean up the benchmark's keys");
+        let mut left = 0;
+        let mut pages = store.client().scan(format!("{prefix}*"), Some(1000), None);
+        while let Some(page) = pages.next().await {
+            let mut page = page.expect("SCAN");
+            left += page.take_results().map_or(0, |keys| keys.len());
+            page.next();
+        }
+        left
+    });
+    assert_eq!(left, 0, "every benchmark key removed (records and indexes)");
 }
 
 criterion_group!(benches, tokens, cookies, memory_store, redis_store);

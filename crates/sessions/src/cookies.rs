@@ -17,8 +17,9 @@ pub enum SameSite {
 pub enum CookieDomain {
     /// A configured parent domain (production, qa), written as given (`.example.com`).
     Fixed(String),
-    /// Rails' `domain: :all`: `.` + the last two labels of the request's Host; no Domain
-    /// attribute for an IP address or a single-label host.
+    /// Rails' `domain: :all`, with the Public Suffix List: `.` + the registrable domain of the
+    /// request's Host (`api.example.co.uk` → `.example.co.uk`); no Domain attribute for an IP
+    /// address, a single-label host or a host that is itself a public suffix.
     FromHost,
 }
 
@@ -133,8 +134,12 @@ impl CookiePolicy {
     }
 }
 
-/// `.` + the last two labels of a Host header value, without its port; `None` for an IP address,
-/// a single-label host, or anything that is not a plain DNS name.
+/// `.` + the registrable domain (the public suffix and one label before it, by the Public Suffix
+/// List built into `psl`) of a Host header value, without its port: `api.example.co.uk` →
+/// `.example.co.uk`, `api.example.com` → `.example.com`. `None` for an IP address, a single-label
+/// host, a host that is itself a public suffix (`co.uk`, `github.io`), or anything that is not a
+/// plain DNS name. A name under a suffix the list does not know (`api.example.internal`) takes
+/// its last label as the suffix, the list's default rule.
 pub fn parent_domain_of_host(host: &str) -> Option<String> {
     let host = host.trim();
     if host.starts_with('[') {
@@ -151,18 +156,14 @@ pub fn parent_domain_of_host(host: &str) -> Option<String> {
         || !name
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'.')
+        || name.split('.').any(str::is_empty)
     {
         return None;
     }
-    let labels: Vec<&str> = name.split('.').collect();
-    if labels.len() < 2 || labels.iter().any(|l| l.is_empty()) {
-        return None;
-    }
-    Some(format!(
-        ".{}.{}",
-        labels[labels.len() - 2],
-        labels[labels.len() - 1]
-    ))
+    // `None` for a public suffix itself and for a single label (the default rule `*` makes any
+    // last label a suffix).
+    let domain = psl::domain_str(&name)?;
+    Some(format!(".{domain}"))
 }
 
 fn http_date(unix_seconds: i64) -> String {
@@ -190,7 +191,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn parent_domain_follows_rails_all() {
+    fn parent_domain_is_the_registrable_domain() {
         assert_eq!(
             parent_domain_of_host("api.example.com").as_deref(),
             Some(".example.com")
@@ -203,10 +204,46 @@ mod tests {
             parent_domain_of_host("example.com").as_deref(),
             Some(".example.com")
         );
+        // The Public Suffix List, not the last two labels.
+        assert_eq!(
+            parent_domain_of_host("api.example.co.uk").as_deref(),
+            Some(".example.co.uk")
+        );
+        assert_eq!(
+            parent_domain_of_host("example.co.uk:443").as_deref(),
+            Some(".example.co.uk")
+        );
+        assert_eq!(
+            parent_domain_of_host("a.b.example.com.au").as_deref(),
+            Some(".example.com.au")
+        );
+        assert_eq!(
+            parent_domain_of_host("me.github.io").as_deref(),
+            Some(".me.github.io")
+        );
+        assert_eq!(
+            parent_domain_of_host("api.example.internal").as_deref(),
+            Some(".example.internal")
+        );
+        assert_eq!(
+            parent_domain_of_host("example.com.").as_deref(),
+            Some(".example.com")
+        );
+        // A public suffix itself has no registrable domain: a host-only cookie.
+        for suffix in ["co.uk", "CO.UK:8080", "com", "github.io", "com.au"] {
+            assert_eq!(parent_domain_of_host(suffix), None, "{suffix}");
+        }
         assert_eq!(parent_domain_of_host("localhost"), None);
         assert_eq!(parent_domain_of_host("localhost:3000"), None);
         assert_eq!(parent_domain_of_host("127.0.0.1:3000"), None);
+        assert_eq!(parent_domain_of_host("127.0.0.1"), None);
+        assert_eq!(parent_domain_of_host("10.1.2.3:8080"), None);
         assert_eq!(parent_domain_of_host("[::1]:3000"), None);
+        assert_eq!(parent_domain_of_host("[2001:db8::1]"), None);
+        assert_eq!(parent_domain_of_host("2001:db8::1"), None);
+        assert_eq!(parent_domain_of_host("example.com:port"), None);
+        assert_eq!(parent_domain_of_host("api..example.com"), None);
+        assert_eq!(parent_domain_of_host(".example.com"), None);
         assert_eq!(parent_domain_of_host("evil.com;x=y"), None);
         assert_eq!(parent_domain_of_host(""), None);
     }

@@ -3,9 +3,7 @@
 use http::{HeaderMap, Method};
 use std::sync::Arc;
 
-use crate::store::{
-    AnyStore, Ending, Rotation, SessionKey, SessionRecord, StoreError, TokenStore,
-};
+use crate::store::{AnyStore, Ending, Rotation, SessionKey, SessionRecord, StoreError, TokenStore};
 use crate::token::TokenKeys;
 use crate::{
     AccessClaims, Clock, CookiePolicy, OriginPolicy, SessionContext, SessionId, read_cookie,
@@ -151,18 +149,17 @@ impl SessionEngine {
         headers: &HeaderMap,
     ) -> Result<IssuedAccess, SessionError> {
         let now = self.clock.now();
-        if let Ok(replaced) = self.verified_claims(context, headers) {
-            if self
+        if let Ok(replaced) = self.verified_claims(context, headers)
+            && self
                 .store
                 .revoke(context.namespace, &replaced.session_key())
                 .await?
-            {
-                tracing::info!(
-                    context = context.name,
-                    identity_id = replaced.subject,
-                    "session replaced by a new login in the same browser"
-                );
-            }
+        {
+            tracing::info!(
+                context = context.name,
+                identity_id = replaced.subject,
+                "session replaced by a new login in the same browser"
+            );
         }
         let key = SessionKey {
             subject,
@@ -335,6 +332,15 @@ impl SessionEngine {
             }
             Ending::Missing => Err(SessionError::SessionEnded),
         }
+    }
+
+    /// Ends every session of one identity in one context; returns how many there were.
+    pub async fn end_all(
+        &self,
+        context: &SessionContext,
+        subject: i64,
+    ) -> Result<usize, StoreError> {
+        self.store.revoke_all(context.namespace, subject).await
     }
 
     /// Ends every session of one context.

@@ -27,7 +27,5 @@ pub use engine::{
 };
 pub use id::SessionId;
 pub use origin::OriginPolicy;
-pub use store::{
-    AnyStore, Counter, LiveAccess, SessionKey, SessionRecord, StoreError, TokenStore,
-};
+pub use store::{AnyStore, Counter, LiveAccess, SessionKey, SessionRecord, StoreError, TokenStore};
 pub use token::{AccessClaims, SigningSecret, TokenKeys};

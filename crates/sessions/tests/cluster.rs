@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 
 use fred::prelude::ClientLike;
 use sessions::store::{Ending, RedisStore, RedisStoreConfig, Rotation};
-use sessions::{SessionId, SessionRecord, TokenStore};
+use sessions::{SessionId, SessionKey, SessionRecord, TokenStore};
 
 const REDIS_SERVER: &str = "/usr/bin/redis-server";
 const REDIS_CLI: &str = "redis-cli";
@@ -38,7 +38,15 @@ fn new_record(subject: i64) -> SessionRecord {
         previous_uid: None,
         rotated_at: 0,
         created_at: NOW,
+        last_seen_at: NOW,
         expires_at: NOW + LIFE,
+    }
+}
+
+fn key_of(subject: i64) -> SessionKey {
+    SessionKey {
+        subject,
+        ruid: SessionId::random(),
     }
 }
 
@@ -249,6 +257,7 @@ async fn redis_store_on_a_three_node_cluster() {
 
     sessions_spread_over_every_node(&cluster, &store, &prefix).await;
     concurrent_rotates_rotate_exactly_once(&store).await;
+    one_identitys_sessions_and_index_change_together(&cluster, &store, &prefix).await;
     flush_reaches_every_node(&cluster, &store, &prefix).await;
 
     let elapsed = started.elapsed();
@@ -257,19 +266,19 @@ async fn redis_store_on_a_three_node_cluster() {
     drop(cluster);
 }
 
-/// Insert, get, rotate (rotated, then replayed), end and get for 200 sessions whose keys land
-/// on all three nodes.
+/// Insert, get, rotate (rotated, then replayed), end and get for 200 sessions of 200
+/// identities whose keys land on all three nodes.
 async fn sessions_spread_over_every_node(cluster: &Cluster, store: &RedisStore, prefix: &str) {
     const SESSIONS: i64 = 200;
     let mut sessions = Vec::new();
     for subject in 0..SESSIONS {
-        let ruid = SessionId::random();
+        let key = key_of(subject);
         let record = new_record(subject);
         store
-            .insert(DEFAULT, &ruid, &record, NOW)
+            .insert(DEFAULT, &key, &record, 20, NOW)
             .await
             .expect("insert");
-        sessions.push((ruid, record));
+        sessions.push((key, record));
     }
     let pattern = format!("{prefix}{DEFAULT}:*");
     let per_node = cluster.keys_per_node(&pattern);
@@ -279,18 +288,25 @@ async fn sessions_spread_over_every_node(cluster: &Cluster, store: &RedisStore, 
     );
     assert_eq!(
         per_node.iter().sum::<usize>(),
-        SESSIONS as usize,
-        "{per_node:?}"
+        2 * SESSIONS as usize,
+        "a record and an index per identity: {per_node:?}"
     );
+    // An identity's record and index live on one node (one hash slot).
+    for subject in 0..10 {
+        let per_node = cluster.keys_per_node(&format!("{prefix}{DEFAULT}:{{{subject}}}*"));
+        let mut sorted = per_node.clone();
+        sorted.sort();
+        assert_eq!(sorted, vec![0, 0, 2], "identity {subject}: {per_node:?}");
+    }
 
     let at = NOW + 60;
-    for (ruid, record) in &sessions {
-        let got = store.get(DEFAULT, ruid, NOW).await.expect("get");
+    for (key, record) in &sessions {
+        let got = store.get(DEFAULT, key, NOW).await.expect("get");
         assert_eq!(got, Some(*record));
 
         let new_uid = SessionId::random();
         let rotated = store
-            .rotate(DEFAULT, ruid, &record.access_uid, &new_uid, at, GRACE)
+            .rotate(DEFAULT, key, &record.access_uid, &new_uid, at, GRACE)
             .await
             .expect("rotate");
         let expected = SessionRecord {
@@ -298,13 +314,14 @@ async fn sessions_spread_over_every_node(cluster: &Cluster, store: &RedisStore, 
             access_iat: at,
             previous_uid: Some(record.access_uid),
             rotated_at: at,
+            last_seen_at: at,
             ..*record
         };
         assert_eq!(rotated, Rotation::Rotated(expected));
         let replayed = store
             .rotate(
                 DEFAULT,
-                ruid,
+                key,
                 &record.access_uid,
                 &SessionId::random(),
                 at + 1,
@@ -318,31 +335,31 @@ async fn sessions_spread_over_every_node(cluster: &Cluster, store: &RedisStore, 
             "grace-window replay"
         );
         assert_eq!(
-            store.get(DEFAULT, ruid, at + 1).await.expect("get"),
+            store.get(DEFAULT, key, at + 1).await.expect("get"),
             Some(expected)
         );
 
         let ended = store
-            .end(DEFAULT, ruid, &new_uid, at + 2, GRACE)
+            .end(DEFAULT, key, &new_uid, at + 2, GRACE)
             .await
             .expect("end");
         assert_eq!(ended, Ending::Ended);
-        assert_eq!(store.get(DEFAULT, ruid, at + 2).await.expect("get"), None);
+        assert_eq!(store.get(DEFAULT, key, at + 2).await.expect("get"), None);
     }
     let per_node = cluster.keys_per_node(&pattern);
     assert_eq!(
         per_node,
         vec![0, 0, 0],
-        "ended sessions leave no key on any node"
+        "ended sessions leave no key on any node, record or index"
     );
 }
 
 async fn concurrent_rotates_rotate_exactly_once(store: &Arc<RedisStore>) {
     const RACERS: usize = 50;
-    let ruid = SessionId::random();
+    let key = key_of(8);
     let record = new_record(8);
     store
-        .insert(DEFAULT, &ruid, &record, NOW)
+        .insert(DEFAULT, &key, &record, 20, NOW)
         .await
         .expect("insert");
     let at = NOW + 60;
@@ -353,7 +370,7 @@ async fn concurrent_rotates_rotate_exactly_once(store: &Arc<RedisStore>) {
         tokio::spawn(async move {
             barrier.wait().await;
             store
-                .rotate(DEFAULT, &ruid, &record.access_uid, &new_uid, at, GRACE)
+                .rotate(DEFAULT, &key, &record.access_uid, &new_uid, at, GRACE)
                 .await
                 .expect("rotate")
         })
@@ -384,15 +401,97 @@ async fn concurrent_rotates_rotate_exactly_once(store: &Arc<RedisStore>) {
         "all others replay the one rotation: {outcomes:?}"
     );
     assert_eq!(
-        store.get(DEFAULT, &ruid, at).await.expect("get"),
+        store.get(DEFAULT, &key, at).await.expect("get"),
         Some(winner)
     );
     assert_eq!(
         store
-            .end(DEFAULT, &ruid, &winner.access_uid, at, GRACE)
+            .end(DEFAULT, &key, &winner.access_uid, at, GRACE)
             .await
             .expect("end"),
         Ending::Ended
+    );
+}
+
+/// The scripts that change a session and its identity's index (insert with eviction, touch,
+/// rotate, end, revoke) run on a Cluster node: every key they reach is in one slot.
+async fn one_identitys_sessions_and_index_change_together(
+    cluster: &Cluster,
+    store: &RedisStore,
+    prefix: &str,
+) {
+    const LIMIT: usize = 3;
+    let pattern = format!("{prefix}{DEFAULT}:*");
+    for subject in 1000..1010 {
+        let mut keys = Vec::new();
+        for seen in 0..LIMIT as i64 {
+            let key = key_of(subject);
+            let record = SessionRecord {
+                last_seen_at: NOW + seen,
+                ..new_record(subject)
+            };
+            let evicted = store
+                .insert(DEFAULT, &key, &record, LIMIT, NOW)
+                .await
+                .expect("insert");
+            assert_eq!(evicted, 0);
+            keys.push((key, record));
+        }
+        // The oldest is touched; the next login ends the second, now the least recently used.
+        store
+            .touch(DEFAULT, &keys[0].0, NOW + 10)
+            .await
+            .expect("touch");
+        let newest = key_of(subject);
+        let evicted = store
+            .insert(
+                DEFAULT,
+                &newest,
+                &SessionRecord {
+                    last_seen_at: NOW + 11,
+                    ..new_record(subject)
+                },
+                LIMIT,
+                NOW,
+            )
+            .await
+            .expect("insert");
+        assert_eq!(evicted, 1, "identity {subject}");
+        assert_eq!(
+            store.get(DEFAULT, &keys[1].0, NOW).await.expect("get"),
+            None
+        );
+        let touched = store
+            .get(DEFAULT, &keys[0].0, NOW)
+            .await
+            .expect("get")
+            .expect("the touched session lives");
+        assert_eq!(touched.last_seen_at, NOW + 10);
+
+        let (third, third_record) = &keys[2];
+        assert!(matches!(
+            store
+                .rotate(
+                    DEFAULT,
+                    third,
+                    &third_record.access_uid,
+                    &SessionId::random(),
+                    NOW + 12,
+                    GRACE
+                )
+                .await
+                .expect("rotate"),
+            Rotation::Rotated(_)
+        ));
+        assert!(store.revoke(DEFAULT, &keys[0].0).await.expect("revoke"));
+        assert!(store.revoke(DEFAULT, third).await.expect("revoke"));
+        assert!(store.revoke(DEFAULT, &newest).await.expect("revoke"));
+        assert!(!store.revoke(DEFAULT, &newest).await.expect("revoke"));
+    }
+    assert_eq!(
+        cluster.keys_per_node(&pattern),
+        vec![0, 0, 0],
+        "revoked sessions leave no record or index"
     );
 }
 
@@ -402,23 +501,23 @@ async fn flush_reaches_every_node(cluster: &Cluster, store: &RedisStore, prefix:
     const DEFAULT_SESSIONS: i64 = 30;
     let mut team = Vec::new();
     for subject in 0..TEAM_SESSIONS {
-        let ruid = SessionId::random();
+        let key = key_of(subject);
         let record = new_record(subject);
         store
-            .insert(TEAM, &ruid, &record, NOW)
+            .insert(TEAM, &key, &record, 20, NOW)
             .await
             .expect("insert");
-        team.push(ruid);
+        team.push(key);
     }
     let mut default = Vec::new();
     for subject in 0..DEFAULT_SESSIONS {
-        let ruid = SessionId::random();
+        let key = key_of(subject);
         let record = new_record(subject);
         store
-            .insert(DEFAULT, &ruid, &record, NOW)
+            .insert(DEFAULT, &key, &record, 20, NOW)
             .await
             .expect("insert");
-        default.push((ruid, record));
+        default.push((key, record));
     }
     let team_pattern = format!("{prefix}{TEAM}:*");
     let default_pattern = format!("{prefix}{DEFAULT}:*");
@@ -429,27 +528,28 @@ async fn flush_reaches_every_node(cluster: &Cluster, store: &RedisStore, prefix:
     );
 
     let removed = store.flush(TEAM).await.expect("flush");
-    assert_eq!(
-        removed, TEAM_SESSIONS as u64,
-        "flush counts the keys of all nodes"
-    );
 
     let per_node = cluster.keys_per_node(&team_pattern);
     assert_eq!(per_node, vec![0, 0, 0], "no team key left on any node");
-    for ruid in &team {
-        assert_eq!(store.get(TEAM, ruid, NOW).await.expect("get"), None);
+    for key in &team {
+        assert_eq!(store.get(TEAM, key, NOW).await.expect("get"), None);
     }
     let per_node = cluster.keys_per_node(&default_pattern);
     assert_eq!(
         per_node.iter().sum::<usize>(),
-        DEFAULT_SESSIONS as usize,
-        "default records survive: {per_node:?}"
+        2 * DEFAULT_SESSIONS as usize,
+        "default records and indexes survive: {per_node:?}"
     );
-    for (ruid, record) in &default {
+    for (key, record) in &default {
         assert_eq!(
-            store.get(DEFAULT, ruid, NOW).await.expect("get"),
+            store.get(DEFAULT, key, NOW).await.expect("get"),
             Some(*record)
         );
     }
     assert_eq!(store.flush(TEAM).await.expect("flush again"), 0);
+    // Last, so that the checks above run whatever the count.
+    assert_eq!(
+        removed, TEAM_SESSIONS as u64,
+        "flush counts the sessions of all nodes"
+    );
 }

@@ -10,9 +10,10 @@ use std::time::Duration;
 
 use fred::prelude::*;
 use fred::types::scan::Scanner;
+use fred::types::{ClusterHash, CustomCommand};
 use futures::StreamExt;
 use sessions::store::{Ending, MemoryStore, RedisStore, RedisStoreConfig, Rotation};
-use sessions::{LiveAccess, SessionId, SessionRecord, StoreError, TokenStore};
+use sessions::{LiveAccess, SessionId, SessionKey, SessionRecord, StoreError, TokenStore};
 
 /// A fixed Unix time (2027): the stores take `now` as a parameter.
 const NOW: i64 = 1_800_000_000;
@@ -31,7 +32,16 @@ fn new_record(subject: i64) -> SessionRecord {
         previous_uid: None,
         rotated_at: 0,
         created_at: NOW,
+        last_seen_at: NOW,
         expires_at: NOW + LIFE,
+    }
+}
+
+/// A new address for a session of `subject`.
+fn key_of(subject: i64) -> SessionKey {
+    SessionKey {
+        subject,
+        ruid: SessionId::random(),
     }
 }
 
@@ -43,20 +53,52 @@ fn random_hex() -> String {
 
 /// Shorthands over any store (also reached through `Arc`).
 trait StoreExt: TokenStore {
-    /// Inserts a fresh session at `NOW` and returns its refresh UID and record.
-    async fn insert_new(&self, namespace: &str, subject: i64) -> (SessionId, SessionRecord) {
-        let ruid = SessionId::random();
-        let record = new_record(subject);
-        self.insert(namespace, &ruid, &record, NOW)
+    /// Inserts a fresh session at `NOW` (no limit) and returns its key and record.
+    async fn insert_new(&self, namespace: &str, subject: i64) -> (SessionKey, SessionRecord) {
+        self.insert_seen(namespace, subject, NOW).await
+    }
+
+    /// Like [`insert_new`](Self::insert_new), last seen at `last_seen_at`.
+    async fn insert_seen(
+        &self,
+        namespace: &str,
+        subject: i64,
+        last_seen_at: i64,
+    ) -> (SessionKey, SessionRecord) {
+        let key = key_of(subject);
+        let record = SessionRecord {
+            last_seen_at,
+            ..new_record(subject)
+        };
+        let evicted = self
+            .insert(namespace, &key, &record, 0, NOW)
             .await
             .expect("insert");
-        (ruid, record)
+        assert_eq!(evicted, 0, "no limit, no eviction");
+        (key, record)
+    }
+
+    /// Inserts `record` under a new key of its subject with `limit`; returns the key and how
+    /// many sessions the insert ended.
+    async fn insert_limited(
+        &self,
+        namespace: &str,
+        record: &SessionRecord,
+        limit: usize,
+        now: i64,
+    ) -> (SessionKey, usize) {
+        let key = key_of(record.subject);
+        let evicted = self
+            .insert(namespace, &key, record, limit, now)
+            .await
+            .expect("insert");
+        (key, evicted)
     }
 
     /// The record `get` returns; every read also checks that the narrow `access` read agrees.
-    async fn read(&self, namespace: &str, ruid: &SessionId, now: i64) -> Option<SessionRecord> {
-        let record = self.get(namespace, ruid, now).await.expect("get");
-        let access = self.access(namespace, ruid, now).await.expect("access");
+    async fn read(&self, namespace: &str, key: &SessionKey, now: i64) -> Option<SessionRecord> {
+        let record = self.get(namespace, key, now).await.expect("get");
+        let access = self.access(namespace, key, now).await.expect("access");
         assert_eq!(
             access,
             record.as_ref().map(LiveAccess::from),
@@ -68,12 +110,12 @@ trait StoreExt: TokenStore {
     async fn rotate_to(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         presented: &SessionId,
         new_uid: &SessionId,
         now: i64,
     ) -> Rotation {
-        self.rotate(namespace, ruid, presented, new_uid, now, GRACE)
+        self.rotate(namespace, key, presented, new_uid, now, GRACE)
             .await
             .expect("rotate")
     }
@@ -81,13 +123,30 @@ trait StoreExt: TokenStore {
     async fn end_with(
         &self,
         namespace: &str,
-        ruid: &SessionId,
+        key: &SessionKey,
         presented: &SessionId,
         now: i64,
     ) -> Ending {
-        self.end(namespace, ruid, presented, now, GRACE)
+        self.end(namespace, key, presented, now, GRACE)
             .await
             .expect("end")
+    }
+
+    async fn revoked(&self, namespace: &str, key: &SessionKey) -> bool {
+        self.revoke(namespace, key).await.expect("revoke")
+    }
+
+    async fn touch_at(&self, namespace: &str, key: &SessionKey, now: i64) {
+        self.touch(namespace, key, now).await.expect("touch");
+    }
+
+    async fn hit_at(&self, key: &str, window_seconds: i64, now: i64) -> (u64, i64) {
+        let counter = self.hit(key, window_seconds, now).await.expect("hit");
+        (counter.count, counter.retry_after)
+    }
+
+    async fn refund_at(&self, key: &str, now: i64) {
+        self.refund(key, now).await.expect("refund");
     }
 }
 
@@ -116,18 +175,84 @@ async fn redis_store() -> Option<(RedisStore, String)> {
     Some((store, key_prefix))
 }
 
-/// Deletes every key under the test's prefix (whatever the store's own `flush` does).
-async fn delete_prefix(client: &Client, prefix: &str) {
+/// Every key matching `pattern`.
+async fn keys_matching(client: &Client, pattern: String) -> Vec<String> {
     let mut keys = Vec::new();
-    let mut pages = client.scan(format!("{prefix}*"), Some(1000), None);
+    let mut pages = client.scan(pattern, Some(1000), None);
     while let Some(page) = pages.next().await {
         let mut page = page.expect("scan test keys");
-        keys.extend(page.take_results().unwrap_or_default());
+        keys.extend(
+            page.take_results()
+                .unwrap_or_default()
+                .into_iter()
+                .filter_map(|key| key.into_string()),
+        );
         page.next();
     }
-    for key in keys {
+    keys.sort();
+    keys
+}
+
+/// Deletes every key under the test's prefix (whatever the store's own `flush` does).
+async fn delete_prefix(client: &Client, prefix: &str) {
+    for key in keys_matching(client, format!("{prefix}*")).await {
         let _: i64 = client.del(key).await.expect("delete test key");
     }
+}
+
+/// The store's key layout: an identity's index, and one session's hash under it.
+fn index_key(prefix: &str, namespace: &str, subject: i64) -> String {
+    format!("{prefix}{namespace}:{{{subject}}}")
+}
+
+fn record_key(prefix: &str, namespace: &str, key: &SessionKey) -> String {
+    format!("{}:{}", index_key(prefix, namespace, key.subject), key.ruid)
+}
+
+/// The members of an identity's index (refresh UIDs as text) with their scores, sorted by
+/// member, read with the raw client (`ZRANGE … WITHSCORES`).
+async fn index_members(
+    client: &Client,
+    prefix: &str,
+    namespace: &str,
+    subject: i64,
+) -> Vec<(String, i64)> {
+    let key = index_key(prefix, namespace, subject);
+    let flat: Vec<String> = client
+        .custom(
+            CustomCommand::new_static("ZRANGE", ClusterHash::FirstKey, false),
+            vec![key, "0".into(), "-1".into(), "WITHSCORES".into()],
+        )
+        .await
+        .expect("ZRANGE");
+    let mut scored: Vec<(String, i64)> = flat
+        .chunks(2)
+        .map(|pair| {
+            let score: f64 = pair[1].parse().expect("a numeric score");
+            (pair[0].clone(), score as i64)
+        })
+        .collect();
+    scored.sort();
+    scored
+}
+
+/// What an index should hold: each key's ruid with its last-seen time, sorted by member.
+fn expected_index(sessions: &[(&SessionKey, i64)]) -> Vec<(String, i64)> {
+    let mut expected: Vec<(String, i64)> = sessions
+        .iter()
+        .map(|(key, seen)| (key.ruid.to_string(), *seen))
+        .collect();
+    expected.sort();
+    expected
+}
+
+async fn ttl_of(client: &Client, key: &str) -> i64 {
+    client.ttl(key).await.expect("TTL")
+}
+
+async fn exists(client: &Client, key: &str) -> bool {
+    let found: i64 = client.exists(key).await.expect("EXISTS");
+    found == 1
 }
 
 /// Generates `mod memory` and `mod redis`, each with one `#[tokio::test]` per shared body, plus
@@ -190,33 +315,62 @@ store_tests! {
     shared {
         // Rule 1.
         async fn insert_then_get_returns_identical_record(store) {
-            let (ruid, record) = store.insert_new(DEFAULT, 42).await;
-            assert_eq!(store.read(DEFAULT, &ruid, NOW).await, Some(record));
+            let (key, record) = store.insert_new(DEFAULT, 42).await;
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record));
             // Unknown ruid.
-            assert_eq!(store.read(DEFAULT, &SessionId::random(), NOW).await, None);
-            // Namespaces are isolated: same ruid, other namespace.
-            assert_eq!(store.read(TEAM, &ruid, NOW).await, None);
-            // A record under the same ruid in "team" does not disturb the "default" one.
-            let other = new_record(7);
-            store.insert(TEAM, &ruid, &other, NOW).await.expect("insert");
-            assert_eq!(store.read(TEAM, &ruid, NOW).await, Some(other));
-            assert_eq!(store.read(DEFAULT, &ruid, NOW).await, Some(record));
+            assert_eq!(store.read(DEFAULT, &key_of(42), NOW).await, None);
+            // Namespaces are isolated: same key, other namespace.
+            assert_eq!(store.read(TEAM, &key, NOW).await, None);
+            // A record under the same key in "team" does not disturb the "default" one.
+            let other = SessionRecord { last_seen_at: NOW + 5, ..new_record(42) };
+            assert_eq!(store.insert(TEAM, &key, &other, 0, NOW).await.expect("insert"), 0);
+            assert_eq!(store.read(TEAM, &key, NOW).await, Some(other));
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record));
+        }
+
+        // Rule 1, for the identity half of the key: a ruid is found only under its own
+        // identity, and the same ruid under another identity is another session. (Identities
+        // 64 apart share a shard of the in-memory store.)
+        async fn a_key_of_another_identity_reaches_nothing(store) {
+            let (key, record) = store.insert_new(DEFAULT, 2).await;
+            let alias = SessionKey { subject: key.subject + 64, ruid: key.ruid };
+            assert_eq!(store.read(DEFAULT, &alias, NOW).await, None);
+            store.touch_at(DEFAULT, &alias, NOW + 5).await;
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record), "after touch");
+            assert_eq!(
+                store.rotate_to(DEFAULT, &alias, &record.access_uid, &SessionId::random(), NOW)
+                    .await,
+                Rotation::Missing
+            );
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record), "after rotate");
+            assert_eq!(
+                store.end_with(DEFAULT, &alias, &record.access_uid, NOW).await,
+                Ending::Missing
+            );
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record), "after end");
+            assert!(!store.revoked(DEFAULT, &alias).await, "revoke finds nothing");
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record), "after revoke");
+
+            let other = new_record(alias.subject);
+            store.insert(DEFAULT, &alias, &other, 0, NOW).await.expect("insert");
+            assert_eq!(store.read(DEFAULT, &alias, NOW).await, Some(other));
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record), "after insert");
         }
 
         // Rule 2.
         async fn get_returns_none_from_expires_at(store) {
-            let (ruid, record) = store.insert_new(DEFAULT, 1).await;
-            assert_eq!(store.read(DEFAULT, &ruid, record.expires_at - 1).await, Some(record));
-            assert_eq!(store.read(DEFAULT, &ruid, record.expires_at).await, None);
-            assert_eq!(store.read(DEFAULT, &ruid, record.expires_at + 1).await, None);
+            let (key, record) = store.insert_new(DEFAULT, 1).await;
+            assert_eq!(store.read(DEFAULT, &key, record.expires_at - 1).await, Some(record));
+            assert_eq!(store.read(DEFAULT, &key, record.expires_at).await, None);
+            assert_eq!(store.read(DEFAULT, &key, record.expires_at + 1).await, None);
         }
 
         // Rule 3.
         async fn rotate_with_current_uid_rotates(store) {
-            let (ruid, record) = store.insert_new(DEFAULT, 5).await;
+            let (key, record) = store.insert_new(DEFAULT, 5).await;
             let new_uid = SessionId::random();
             let at = NOW + 60;
-            let outcome = store.rotate_to(DEFAULT, &ruid, &record.access_uid, &new_uid, at).await;
+            let outcome = store.rotate_to(DEFAULT, &key, &record.access_uid, &new_uid, at).await;
             let rotated = match outcome {
                 Rotation::Rotated(rotated) => rotated,
                 other => panic!("expected Rotated, got {other:?}"),
@@ -228,52 +382,54 @@ store_tests! {
                 previous_uid: Some(record.access_uid),
                 rotated_at: at,
                 created_at: record.created_at,
+                last_seen_at: at,
                 expires_at: record.expires_at,
             };
             assert_eq!(rotated, expected);
-            assert_eq!(store.read(DEFAULT, &ruid, at).await, Some(expected));
+            assert_eq!(store.read(DEFAULT, &key, at).await, Some(expected));
             // The new uid is now the current one and rotates in turn.
             let third = SessionId::random();
-            let again = store.rotate_to(DEFAULT, &ruid, &new_uid, &third, at + 1).await;
+            let again = store.rotate_to(DEFAULT, &key, &new_uid, &third, at + 1).await;
             let expected_again = SessionRecord {
                 access_uid: third,
                 access_iat: at + 1,
                 previous_uid: Some(new_uid),
                 rotated_at: at + 1,
+                last_seen_at: at + 1,
                 ..expected
             };
             assert_eq!(again, Rotation::Rotated(expected_again));
-            assert_eq!(store.read(DEFAULT, &ruid, at + 1).await, Some(expected_again));
+            assert_eq!(store.read(DEFAULT, &key, at + 1).await, Some(expected_again));
         }
 
         // Rule 4.
         async fn rotate_with_previous_uid_replays_within_grace_then_supersedes(store) {
-            let (ruid, record) = store.insert_new(DEFAULT, 9).await;
+            let (key, record) = store.insert_new(DEFAULT, 9).await;
             let first = SessionId::random();
             let at = NOW + 60;
             let Rotation::Rotated(rotated) =
-                store.rotate_to(DEFAULT, &ruid, &record.access_uid, &first, at).await
+                store.rotate_to(DEFAULT, &key, &record.access_uid, &first, at).await
             else {
                 panic!("the current uid must rotate");
             };
             // Same second, and the last second of the window: the same result, no second rotation.
             for now in [at, at + GRACE - 1] {
                 let outcome = store
-                    .rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), now)
+                    .rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), now)
                     .await;
                 assert_eq!(outcome, Rotation::Replayed(rotated), "at rotated_at + {}", now - at);
-                assert_eq!(store.read(DEFAULT, &ruid, now).await, Some(rotated));
+                assert_eq!(store.read(DEFAULT, &key, now).await, Some(rotated));
                 assert_eq!(rotated.access_uid, first);
             }
             // Exactly `grace` seconds later the previous uid is stale: theft, session ended.
             let outcome = store
-                .rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), at + GRACE)
+                .rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), at + GRACE)
                 .await;
             assert_eq!(outcome, Rotation::Superseded);
-            assert_eq!(store.read(DEFAULT, &ruid, at + GRACE).await, None);
+            assert_eq!(store.read(DEFAULT, &key, at + GRACE).await, None);
             // And the legitimate current uid can no longer rotate it back.
             assert_eq!(
-                store.rotate_to(DEFAULT, &ruid, &first, &SessionId::random(), at + GRACE).await,
+                store.rotate_to(DEFAULT, &key, &first, &SessionId::random(), at + GRACE).await,
                 Rotation::Missing
             );
         }
@@ -281,36 +437,36 @@ store_tests! {
         // Rule 5.
         async fn rotate_with_unrelated_uid_supersedes_and_deletes(store) {
             // Never rotated: an unknown uid.
-            let (ruid, _) = store.insert_new(DEFAULT, 3).await;
+            let (key, _) = store.insert_new(DEFAULT, 3).await;
             let outcome = store
-                .rotate_to(DEFAULT, &ruid, &SessionId::random(), &SessionId::random(), NOW + 1)
+                .rotate_to(DEFAULT, &key, &SessionId::random(), &SessionId::random(), NOW + 1)
                 .await;
             assert_eq!(outcome, Rotation::Superseded);
-            assert_eq!(store.read(DEFAULT, &ruid, NOW + 1).await, None);
+            assert_eq!(store.read(DEFAULT, &key, NOW + 1).await, None);
 
             // Rotated twice: the uid of two rotations ago is neither current nor previous,
             // even inside the grace window.
-            let (ruid, record) = store.insert_new(DEFAULT, 4).await;
+            let (key, record) = store.insert_new(DEFAULT, 4).await;
             let second = SessionId::random();
             let third = SessionId::random();
             assert!(matches!(
-                store.rotate_to(DEFAULT, &ruid, &record.access_uid, &second, NOW + 1).await,
+                store.rotate_to(DEFAULT, &key, &record.access_uid, &second, NOW + 1).await,
                 Rotation::Rotated(_)
             ));
             assert!(matches!(
-                store.rotate_to(DEFAULT, &ruid, &second, &third, NOW + 2).await,
+                store.rotate_to(DEFAULT, &key, &second, &third, NOW + 2).await,
                 Rotation::Rotated(_)
             ));
             let outcome = store
-                .rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), NOW + 3)
+                .rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), NOW + 3)
                 .await;
             assert_eq!(outcome, Rotation::Superseded);
-            assert_eq!(store.read(DEFAULT, &ruid, NOW + 3).await, None);
+            assert_eq!(store.read(DEFAULT, &key, NOW + 3).await, None);
         }
 
         // Rule 6.
         async fn rotate_on_missing_or_expired_record_is_missing(store) {
-            let never = SessionId::random();
+            let never = key_of(2);
             let outcome = store
                 .rotate_to(DEFAULT, &never, &SessionId::random(), &SessionId::random(), NOW)
                 .await;
@@ -318,94 +474,94 @@ store_tests! {
             assert_eq!(store.read(DEFAULT, &never, NOW).await, None);
 
             // Exists in another namespace only.
-            let (ruid, record) = store.insert_new(TEAM, 2).await;
+            let (key, record) = store.insert_new(TEAM, 2).await;
             let outcome = store
-                .rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), NOW)
+                .rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), NOW)
                 .await;
             assert_eq!(outcome, Rotation::Missing);
-            assert_eq!(store.read(DEFAULT, &ruid, NOW).await, None);
-            assert_eq!(store.read(TEAM, &ruid, NOW).await, Some(record));
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, None);
+            assert_eq!(store.read(TEAM, &key, NOW).await, Some(record));
 
             // Expired: presenting the current uid at `expires_at` finds nothing.
-            let (ruid, record) = store.insert_new(DEFAULT, 2).await;
+            let (key, record) = store.insert_new(DEFAULT, 2).await;
             let outcome = store
                 .rotate_to(
                     DEFAULT,
-                    &ruid,
+                    &key,
                     &record.access_uid,
                     &SessionId::random(),
                     record.expires_at,
                 )
                 .await;
             assert_eq!(outcome, Rotation::Missing);
-            assert_eq!(store.read(DEFAULT, &ruid, record.expires_at).await, None);
+            assert_eq!(store.read(DEFAULT, &key, record.expires_at).await, None);
         }
 
         // Rule 7.
         async fn end_ends_current_and_grace_uids_supersedes_stale_and_reports_missing(store) {
             // The current uid.
-            let (ruid, record) = store.insert_new(DEFAULT, 1).await;
+            let (key, record) = store.insert_new(DEFAULT, 1).await;
             assert_eq!(
-                store.end_with(DEFAULT, &ruid, &record.access_uid, NOW + 1).await,
+                store.end_with(DEFAULT, &key, &record.access_uid, NOW + 1).await,
                 Ending::Ended
             );
-            assert_eq!(store.read(DEFAULT, &ruid, NOW + 1).await, None);
+            assert_eq!(store.read(DEFAULT, &key, NOW + 1).await, None);
             // Ending twice finds nothing.
             assert_eq!(
-                store.end_with(DEFAULT, &ruid, &record.access_uid, NOW + 1).await,
+                store.end_with(DEFAULT, &key, &record.access_uid, NOW + 1).await,
                 Ending::Missing
             );
 
             // The previous uid inside the grace window (last second of it).
-            let (ruid, record) = store.insert_new(DEFAULT, 2).await;
+            let (key, record) = store.insert_new(DEFAULT, 2).await;
             let at = NOW + 60;
             assert!(matches!(
-                store.rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), at).await,
+                store.rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), at).await,
                 Rotation::Rotated(_)
             ));
             assert_eq!(
-                store.end_with(DEFAULT, &ruid, &record.access_uid, at + GRACE - 1).await,
+                store.end_with(DEFAULT, &key, &record.access_uid, at + GRACE - 1).await,
                 Ending::Ended
             );
-            assert_eq!(store.read(DEFAULT, &ruid, at + GRACE - 1).await, None);
+            assert_eq!(store.read(DEFAULT, &key, at + GRACE - 1).await, None);
 
             // The previous uid once the window has closed: superseded, ended all the same.
-            let (ruid, record) = store.insert_new(DEFAULT, 3).await;
+            let (key, record) = store.insert_new(DEFAULT, 3).await;
             assert!(matches!(
-                store.rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), at).await,
+                store.rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), at).await,
                 Rotation::Rotated(_)
             ));
             assert_eq!(
-                store.end_with(DEFAULT, &ruid, &record.access_uid, at + GRACE).await,
+                store.end_with(DEFAULT, &key, &record.access_uid, at + GRACE).await,
                 Ending::Superseded
             );
-            assert_eq!(store.read(DEFAULT, &ruid, at + GRACE).await, None);
+            assert_eq!(store.read(DEFAULT, &key, at + GRACE).await, None);
 
             // An unrelated uid: superseded, ended all the same.
-            let (ruid, _) = store.insert_new(DEFAULT, 4).await;
+            let (key, _) = store.insert_new(DEFAULT, 4).await;
             assert_eq!(
-                store.end_with(DEFAULT, &ruid, &SessionId::random(), NOW).await,
+                store.end_with(DEFAULT, &key, &SessionId::random(), NOW).await,
                 Ending::Superseded
             );
-            assert_eq!(store.read(DEFAULT, &ruid, NOW).await, None);
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, None);
 
             // Missing: never existed, or expired.
             assert_eq!(
-                store.end_with(DEFAULT, &SessionId::random(), &SessionId::random(), NOW).await,
+                store.end_with(DEFAULT, &key_of(4), &SessionId::random(), NOW).await,
                 Ending::Missing
             );
-            let (ruid, record) = store.insert_new(DEFAULT, 5).await;
+            let (key, record) = store.insert_new(DEFAULT, 5).await;
             assert_eq!(
-                store.end_with(DEFAULT, &ruid, &record.access_uid, record.expires_at).await,
+                store.end_with(DEFAULT, &key, &record.access_uid, record.expires_at).await,
                 Ending::Missing
             );
-            assert_eq!(store.read(DEFAULT, &ruid, NOW).await, None);
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, None);
         }
 
         // Rule 8.
         async fn concurrent_rotates_of_one_uid_rotate_exactly_once(store) {
             const RACERS: usize = 50;
-            let (ruid, record) = store.insert_new(DEFAULT, 8).await;
+            let (key, record) = store.insert_new(DEFAULT, 8).await;
             let at = NOW + 60;
             let new_uids: Vec<SessionId> = (0..RACERS).map(|_| SessionId::random()).collect();
             let barrier = Arc::new(tokio::sync::Barrier::new(RACERS));
@@ -413,7 +569,7 @@ store_tests! {
                 let (store, barrier, new_uid) = (store.clone(), barrier.clone(), *new_uid);
                 tokio::spawn(async move {
                     barrier.wait().await;
-                    store.rotate_to(DEFAULT, &ruid, &record.access_uid, &new_uid, at).await
+                    store.rotate_to(DEFAULT, &key, &record.access_uid, &new_uid, at).await
                 })
             });
             let outcomes: Vec<Rotation> = futures::future::join_all(tasks)
@@ -446,14 +602,14 @@ store_tests! {
                 replayed.iter().all(|r| *r == winner),
                 "every replay returns the single rotation's record"
             );
-            assert_eq!(store.read(DEFAULT, &ruid, at).await, Some(winner));
+            assert_eq!(store.read(DEFAULT, &key, at).await, Some(winner));
         }
 
         // Rule 9.
         async fn end_racing_rotates_leaves_no_session(store) {
             const RACERS: usize = 50;
             for round in 0..5 {
-                let (ruid, record) = store.insert_new(DEFAULT, round).await;
+                let (key, record) = store.insert_new(DEFAULT, round).await;
                 let at = NOW + 60;
                 let barrier = Arc::new(tokio::sync::Barrier::new(RACERS + 1));
                 let rotations = futures::future::join_all((0..RACERS).map(|_| {
@@ -461,7 +617,7 @@ store_tests! {
                     tokio::spawn(async move {
                         barrier.wait().await;
                         store
-                            .rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), at)
+                            .rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), at)
                             .await
                     })
                 }));
@@ -469,7 +625,7 @@ store_tests! {
                     let (store, barrier) = (store.clone(), barrier.clone());
                     tokio::spawn(async move {
                         barrier.wait().await;
-                        store.end_with(DEFAULT, &ruid, &record.access_uid, at).await
+                        store.end_with(DEFAULT, &key, &record.access_uid, at).await
                     })
                 };
                 let (ending, rotations) = tokio::join!(ending, rotations);
@@ -493,11 +649,11 @@ store_tests! {
                     )),
                     "round {round}: {rotations:?}"
                 );
-                assert_eq!(store.read(DEFAULT, &ruid, at).await, None, "round {round}");
+                assert_eq!(store.read(DEFAULT, &key, at).await, None, "round {round}");
                 // Nothing can bring it back: not the old uid, not whichever uid won.
                 assert_eq!(
                     store
-                        .rotate_to(DEFAULT, &ruid, &record.access_uid, &SessionId::random(), at)
+                        .rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), at)
                         .await,
                     Rotation::Missing
                 );
@@ -506,12 +662,12 @@ store_tests! {
                 {
                     assert_eq!(
                         store
-                            .rotate_to(DEFAULT, &ruid, &won.access_uid, &SessionId::random(), at)
+                            .rotate_to(DEFAULT, &key, &won.access_uid, &SessionId::random(), at)
                             .await,
                         Rotation::Missing
                     );
                 }
-                assert_eq!(store.read(DEFAULT, &ruid, at).await, None, "round {round}");
+                assert_eq!(store.read(DEFAULT, &key, at).await, None, "round {round}");
             }
         }
 
@@ -528,22 +684,313 @@ store_tests! {
             // A namespace whose name starts like "team" is another namespace.
             let (teamwork, teamwork_record) = store.insert_new("teamwork", 9).await;
 
-            assert_eq!(store.flush(TEAM).await.expect("flush"), 3);
-            for (ruid, _) in &team {
-                assert_eq!(store.read(TEAM, ruid, NOW).await, None);
+            let removed = store.flush(TEAM).await.expect("flush");
+            for (key, _) in &team {
+                assert_eq!(store.read(TEAM, key, NOW).await, None);
             }
-            for (ruid, record) in &default {
-                assert_eq!(store.read(DEFAULT, ruid, NOW).await, Some(*record));
+            for (key, record) in &default {
+                assert_eq!(store.read(DEFAULT, key, NOW).await, Some(*record));
             }
             assert_eq!(store.read("teamwork", &teamwork, NOW).await, Some(teamwork_record));
+            // The flushed sessions are gone from their identities' indexes too: a login under
+            // a limit of one ends nothing.
+            let (_, evicted) = store.insert_limited(TEAM, &new_record(0), 1, NOW).await;
+            assert_eq!(evicted, 0, "flushed sessions still counted by the limit");
+            let removed_new = store.flush(TEAM).await.expect("flush");
 
             // Nothing left, or never anything: zero.
             assert_eq!(store.flush(TEAM).await.expect("flush"), 0);
             assert_eq!(store.flush("nobody-here").await.expect("flush"), 0);
             // The survivors are still there.
-            for (ruid, record) in &default {
-                assert_eq!(store.read(DEFAULT, ruid, NOW).await, Some(*record));
+            for (key, record) in &default {
+                assert_eq!(store.read(DEFAULT, key, NOW).await, Some(*record));
             }
+            // Last, so that the checks above run whatever the counts: one per session.
+            assert_eq!((removed, removed_new), (3, 1), "flush counts the sessions it removed");
+        }
+
+        // Insert with a limit: the least recently used sessions of that identity end, no other.
+        async fn insert_with_a_limit_evicts_the_least_recently_used_of_that_identity_only(store) {
+            const ID: i64 = 100;
+            const OTHER_ID: i64 = 200;
+            let (first, first_record) = store.insert_seen(DEFAULT, ID, NOW).await;
+            let (second, second_record) = store.insert_seen(DEFAULT, ID, NOW + 10).await;
+            let (third, third_record) = store.insert_seen(DEFAULT, ID, NOW + 20).await;
+            // Another identity's sessions, older than all of them, and the same identity's in
+            // another namespace.
+            let (other_a, other_a_record) = store.insert_seen(DEFAULT, OTHER_ID, NOW - 100).await;
+            let (other_b, other_b_record) = store.insert_seen(DEFAULT, OTHER_ID, NOW - 50).await;
+            let (team, team_record) = store.insert_seen(TEAM, ID, NOW - 100).await;
+
+            // The oldest is used again: the second becomes the least recently used.
+            store.touch_at(DEFAULT, &first, NOW + 30).await;
+            let first_record = SessionRecord { last_seen_at: NOW + 30, ..first_record };
+
+            let fourth_record = SessionRecord { last_seen_at: NOW + 40, ..new_record(ID) };
+            let (fourth, evicted) =
+                store.insert_limited(DEFAULT, &fourth_record, 3, NOW + 40).await;
+            assert_eq!(evicted, 1, "one session made room");
+            let at = NOW + 40;
+            assert_eq!(store.read(DEFAULT, &second, at).await, None, "the LRU session ended");
+            assert_ne!(second_record, first_record);
+            assert_eq!(store.read(DEFAULT, &first, at).await, Some(first_record));
+            assert_eq!(store.read(DEFAULT, &third, at).await, Some(third_record));
+            assert_eq!(store.read(DEFAULT, &fourth, at).await, Some(fourth_record));
+            assert_eq!(store.read(DEFAULT, &other_a, at).await, Some(other_a_record));
+            assert_eq!(store.read(DEFAULT, &other_b, at).await, Some(other_b_record));
+            assert_eq!(store.read(TEAM, &team, at).await, Some(team_record));
+
+            // Under the limit, nothing ends.
+            let fifth_record = SessionRecord { last_seen_at: NOW + 50, ..new_record(ID) };
+            let (fifth, evicted) =
+                store.insert_limited(DEFAULT, &fifth_record, 5, NOW + 50).await;
+            assert_eq!(evicted, 0, "four sessions under a limit of five");
+
+            // A lower limit ends as many as it takes, least recently used first: third
+            // (NOW + 20), first (NOW + 30), fourth (NOW + 40).
+            let sixth_record = SessionRecord { last_seen_at: NOW + 60, ..new_record(ID) };
+            let (sixth, evicted) =
+                store.insert_limited(DEFAULT, &sixth_record, 2, NOW + 60).await;
+            assert_eq!(evicted, 3, "down to one, then the new one");
+            let at = NOW + 60;
+            for gone in [&first, &third, &fourth] {
+                assert_eq!(store.read(DEFAULT, gone, at).await, None);
+            }
+            assert_eq!(store.read(DEFAULT, &fifth, at).await, Some(fifth_record));
+            assert_eq!(store.read(DEFAULT, &sixth, at).await, Some(sixth_record));
+            // The other identity and the other namespace are untouched.
+            assert_eq!(store.read(DEFAULT, &other_a, at).await, Some(other_a_record));
+            assert_eq!(store.read(DEFAULT, &other_b, at).await, Some(other_b_record));
+            assert_eq!(store.read(TEAM, &team, at).await, Some(team_record));
+
+            // Limit 0: no limit.
+            let (_, evicted) = store.insert_limited(DEFAULT, &new_record(ID), 0, at).await;
+            assert_eq!(evicted, 0);
+        }
+
+        // Sessions that ended (logout, revoke, theft, expiry) no longer count for the limit: a
+        // later login does not end a live session on their account.
+        async fn ended_sessions_leave_the_index_and_do_not_count_for_the_limit(store) {
+            const ID: i64 = 300;
+            let (ended, ended_record) = store.insert_seen(DEFAULT, ID, NOW + 1).await;
+            let (ended_stale, _) = store.insert_seen(DEFAULT, ID, NOW + 2).await;
+            let (revoked, _) = store.insert_seen(DEFAULT, ID, NOW + 3).await;
+            let (stolen, stolen_record) = store.insert_seen(DEFAULT, ID, NOW + 4).await;
+            // One second to live (a one-second TTL in Redis).
+            let short = SessionRecord {
+                last_seen_at: NOW + 5,
+                expires_at: NOW + 1,
+                ..new_record(ID)
+            };
+            let (expired, evicted) = store.insert_limited(DEFAULT, &short, 0, NOW).await;
+            assert_eq!(evicted, 0);
+            let (live, live_record) = store.insert_seen(DEFAULT, ID, NOW + 6).await;
+
+            let at = NOW + 60;
+            assert_eq!(store.end_with(DEFAULT, &ended, &ended_record.access_uid, at).await, Ending::Ended);
+            assert_eq!(
+                store.end_with(DEFAULT, &ended_stale, &SessionId::random(), at).await,
+                Ending::Superseded
+            );
+            assert!(store.revoked(DEFAULT, &revoked).await);
+            // A stolen token presented after the grace window ends the session.
+            let Rotation::Rotated(_) = store
+                .rotate_to(DEFAULT, &stolen, &stolen_record.access_uid, &SessionId::random(), NOW + 7)
+                .await
+            else {
+                panic!("the current uid must rotate");
+            };
+            assert_eq!(
+                store.rotate_to(DEFAULT, &stolen, &stolen_record.access_uid, &SessionId::random(), at)
+                    .await,
+                Rotation::Superseded
+            );
+            // Let Redis expire the short one by itself.
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            assert_eq!(store.read(DEFAULT, &expired, at).await, None);
+
+            // One live session: a limit of two leaves it alone.
+            let newer = SessionRecord { last_seen_at: at, ..new_record(ID) };
+            let (newer_key, evicted) = store.insert_limited(DEFAULT, &newer, 2, at).await;
+            assert_eq!(evicted, 0, "an ended session was counted against the limit");
+            assert_eq!(store.read(DEFAULT, &live, at).await, Some(live_record));
+            assert_eq!(store.read(DEFAULT, &newer_key, at).await, Some(newer));
+            for gone in [&ended, &ended_stale, &revoked, &stolen, &expired] {
+                assert_eq!(store.read(DEFAULT, gone, at).await, None);
+            }
+
+            // With two live sessions the limit bites, and ends the older live one.
+            let newest = SessionRecord { last_seen_at: at + 1, ..new_record(ID) };
+            let (newest_key, evicted) = store.insert_limited(DEFAULT, &newest, 2, at + 1).await;
+            assert_eq!(evicted, 1);
+            assert_eq!(store.read(DEFAULT, &live, at + 1).await, None);
+            assert_eq!(store.read(DEFAULT, &newer_key, at + 1).await, Some(newer));
+            assert_eq!(store.read(DEFAULT, &newest_key, at + 1).await, Some(newest));
+        }
+
+        async fn touch_sets_last_seen_at_and_ignores_missing_sessions(store) {
+            const ID: i64 = 600;
+            let (key, record) = store.insert_new(DEFAULT, ID).await;
+            store.touch_at(DEFAULT, &key, NOW + 45).await;
+            let touched = SessionRecord { last_seen_at: NOW + 45, ..record };
+            assert_eq!(store.read(DEFAULT, &key, NOW + 45).await, Some(touched));
+
+            // Other namespace, unknown key: nothing happens, nothing appears.
+            store.touch_at(TEAM, &key, NOW + 50).await;
+            let unknown = key_of(ID);
+            store.touch_at(DEFAULT, &unknown, NOW + 50).await;
+            assert_eq!(store.read(TEAM, &key, NOW + 50).await, None);
+            assert_eq!(store.read(DEFAULT, &unknown, NOW + 50).await, None);
+            assert_eq!(store.read(DEFAULT, &key, NOW + 50).await, Some(touched));
+
+            // An ended session stays ended.
+            let (ended, _) = store.insert_new(DEFAULT, ID).await;
+            assert!(store.revoked(DEFAULT, &ended).await);
+            store.touch_at(DEFAULT, &ended, NOW + 60).await;
+            assert_eq!(store.read(DEFAULT, &ended, NOW + 60).await, None);
+
+            // At its end a session is not brought back by a touch.
+            store.touch_at(DEFAULT, &key, record.expires_at).await;
+            assert_eq!(store.read(DEFAULT, &key, record.expires_at).await, None);
+        }
+
+        async fn revoke_ends_a_session_whatever_its_uid_then_finds_nothing(store) {
+            const ID: i64 = 700;
+            let (key, record) = store.insert_new(DEFAULT, ID).await;
+            let (other, other_record) = store.insert_new(DEFAULT, ID).await;
+            let (team, team_record) = store.insert_new(TEAM, ID).await;
+            // Rotated: revoke needs no access uid.
+            assert!(matches!(
+                store.rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), NOW + 1)
+                    .await,
+                Rotation::Rotated(_)
+            ));
+            assert!(store.revoked(DEFAULT, &key).await, "existed");
+            assert_eq!(store.read(DEFAULT, &key, NOW + 1).await, None);
+            assert!(!store.revoked(DEFAULT, &key).await, "already gone");
+            assert!(!store.revoked(DEFAULT, &key_of(ID)).await, "never existed");
+            assert!(!store.revoked(TEAM, &other).await, "not in that namespace");
+            // Nothing brings it back.
+            assert_eq!(
+                store.rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), NOW + 2)
+                    .await,
+                Rotation::Missing
+            );
+            assert_eq!(
+                store.end_with(DEFAULT, &key, &record.access_uid, NOW + 2).await,
+                Ending::Missing
+            );
+            // The identity's other sessions are untouched.
+            assert_eq!(store.read(DEFAULT, &other, NOW + 2).await, Some(other_record));
+            assert_eq!(store.read(TEAM, &team, NOW + 2).await, Some(team_record));
+        }
+
+        async fn revoke_all_ends_every_session_of_one_identity_only(store) {
+            const ID: i64 = 900;
+            let (a, _) = store.insert_seen(DEFAULT, ID, NOW + 1).await;
+            let (b, _) = store.insert_seen(DEFAULT, ID, NOW + 2).await;
+            let (c, c_record) = store.insert_seen(DEFAULT, ID, NOW + 3).await;
+            let (d, _) = store.insert_seen(DEFAULT, ID, NOW + 4).await;
+            assert!(matches!(
+                store.rotate_to(DEFAULT, &c, &c_record.access_uid, &SessionId::random(), NOW + 5)
+                    .await,
+                Rotation::Rotated(_)
+            ));
+            // Identities 64 apart share a shard of the in-memory store.
+            let (neighbour, neighbour_record) = store.insert_new(DEFAULT, ID + 64).await;
+            let (team, team_record) = store.insert_new(TEAM, ID).await;
+            // One already ended: not counted.
+            assert!(store.revoked(DEFAULT, &d).await);
+
+            assert_eq!(store.revoke_all(DEFAULT, ID).await.expect("revoke_all"), 3);
+            for gone in [&a, &b, &c, &d] {
+                assert_eq!(store.read(DEFAULT, gone, NOW + 5).await, None);
+            }
+            assert_eq!(store.read(DEFAULT, &neighbour, NOW + 5).await, Some(neighbour_record));
+            assert_eq!(store.read(TEAM, &team, NOW + 5).await, Some(team_record));
+            assert_eq!(store.revoke_all(DEFAULT, ID).await.expect("revoke_all"), 0);
+            assert_eq!(store.revoke_all(DEFAULT, 12_345).await.expect("revoke_all"), 0);
+
+            // The identity starts over: its ended sessions do not count for the limit.
+            let (fresh, evicted) = store.insert_limited(DEFAULT, &new_record(ID), 1, NOW + 6).await;
+            assert_eq!(evicted, 0);
+            assert_eq!(store.revoke_all(DEFAULT, ID).await.expect("revoke_all"), 1);
+            assert_eq!(store.read(DEFAULT, &fresh, NOW + 6).await, None);
+        }
+
+        async fn refund_takes_back_one_event_and_never_goes_below_zero(store) {
+            const WINDOW: i64 = 600;
+            for n in 1..=3 {
+                let (count, retry_after) = store.hit_at("login:alice", WINDOW, NOW).await;
+                assert_eq!(count, n);
+                assert!((1..=WINDOW).contains(&retry_after), "{retry_after}");
+            }
+            store.refund_at("login:alice", NOW + 1).await;
+            assert_eq!(store.hit_at("login:alice", WINDOW, NOW + 2).await.0, 3, "2 + 1");
+            // Other counters are their own.
+            assert_eq!(store.hit_at("login:bob", WINDOW, NOW + 2).await.0, 1);
+
+            // Never below zero: five refunds of three events, then one event counts one.
+            for _ in 0..5 {
+                store.refund_at("login:alice", NOW + 3).await;
+            }
+            let (count, retry_after) = store.hit_at("login:alice", WINDOW, NOW + 4).await;
+            assert_eq!(count, 1);
+            assert!((1..=WINDOW).contains(&retry_after), "{retry_after}");
+            assert_eq!(store.hit_at("login:bob", WINDOW, NOW + 4).await.0, 2, "untouched");
+
+            // A counter never hit: a refund does nothing, the first event counts one.
+            store.refund_at("login:carol", NOW).await;
+            assert_eq!(store.hit_at("login:carol", WINDOW, NOW).await.0, 1);
+        }
+
+        // "The window stays": taking the count back to zero does not let the next event open
+        // a new, full window.
+        async fn refund_to_zero_keeps_the_window(store) {
+            const WINDOW: i64 = 60;
+            let (count, retry_after) = store.hit_at("login:dave", WINDOW, NOW).await;
+            assert_eq!((count, retry_after), (1, WINDOW));
+            // Redis counts the window in real time.
+            tokio::time::sleep(Duration::from_millis(1100)).await;
+            store.refund_at("login:dave", NOW + 2).await;
+            let (count, retry_after) = store.hit_at("login:dave", WINDOW, NOW + 2).await;
+            assert_eq!(count, 1);
+            assert!(
+                retry_after < WINDOW,
+                "the window opened at the first event, not at the event after the refund: \
+                 {retry_after} s left of {WINDOW}"
+            );
+        }
+
+        async fn rotate_sets_last_seen_at_to_now_and_makes_the_session_most_recent(store) {
+            const ID: i64 = 800;
+            let (first, first_record) = store.insert_seen(DEFAULT, ID, NOW).await;
+            let (second, second_record) = store.insert_seen(DEFAULT, ID, NOW + 10).await;
+            let at = NOW + 20;
+            let new_uid = SessionId::random();
+            let Rotation::Rotated(rotated) =
+                store.rotate_to(DEFAULT, &first, &first_record.access_uid, &new_uid, at).await
+            else {
+                panic!("the current uid must rotate");
+            };
+            assert_eq!(rotated.last_seen_at, at);
+            assert_eq!(store.read(DEFAULT, &first, at).await, Some(rotated));
+            // A grace-window replay is the same record: it does not move last_seen_at.
+            assert_eq!(
+                store.rotate_to(DEFAULT, &first, &first_record.access_uid, &SessionId::random(), at + 5)
+                    .await,
+                Rotation::Replayed(rotated)
+            );
+            assert_eq!(store.read(DEFAULT, &first, at + 5).await, Some(rotated));
+
+            // The rotated session is now the most recently used: a limit of two ends the other.
+            let third_record = SessionRecord { last_seen_at: at + 10, ..new_record(ID) };
+            let (third, evicted) = store.insert_limited(DEFAULT, &third_record, 2, at + 10).await;
+            assert_eq!(evicted, 1);
+            assert_ne!(second_record.access_uid, rotated.access_uid);
+            assert_eq!(store.read(DEFAULT, &second, at + 10).await, None);
+            assert_eq!(store.read(DEFAULT, &first, at + 10).await, Some(rotated));
+            assert_eq!(store.read(DEFAULT, &third, at + 10).await, Some(third_record));
         }
     }
 
@@ -552,8 +999,8 @@ store_tests! {
         async fn sweep_removes_expired_records_and_keeps_live_ones(store) {
             let (live, live_record) = store.insert_new(DEFAULT, 1).await;
             let short = SessionRecord { expires_at: NOW + 10, ..new_record(2) };
-            let short_ruid = SessionId::random();
-            store.insert(TEAM, &short_ruid, &short, NOW).await.expect("insert");
+            let short_key = key_of(2);
+            store.insert(TEAM, &short_key, &short, 0, NOW).await.expect("insert");
             let (team_live, team_live_record) = store.insert_new(TEAM, 3).await;
 
             // Nothing has reached its end yet.
@@ -563,7 +1010,7 @@ store_tests! {
             // At `expires_at` the short record ends and is dropped; the others stay.
             assert_eq!(store.sweep(NOW + 10), 1);
             assert_eq!((store.len(DEFAULT), store.len(TEAM)), (1, 1));
-            assert_eq!(store.read(TEAM, &short_ruid, NOW).await, None);
+            assert_eq!(store.read(TEAM, &short_key, NOW).await, None);
             assert_eq!(store.read(DEFAULT, &live, NOW + 10).await, Some(live_record));
             assert_eq!(store.read(TEAM, &team_live, NOW + 10).await, Some(team_live_record));
 
@@ -576,60 +1023,236 @@ store_tests! {
     redis_only {
         // Rule 11.
         async fn record_key_carries_hash_tag_and_expires_by_itself(store, prefix) {
-            let (ruid, record) = store.insert_new(TEAM, 11).await;
-            let key = format!("{prefix}{TEAM}:{{{ruid}}}");
-            assert!(key.ends_with(&format!(":{{{ruid}}}")), "hash tag braces around the ruid");
+            let (key, record) = store.insert_new(TEAM, 11).await;
+            let record_at = record_key(&prefix, TEAM, &key);
+            let index_at = index_key(&prefix, TEAM, 11);
+            assert_eq!(
+                record_at,
+                format!("{prefix}{TEAM}:{{11}}:{}", key.ruid),
+                "hash tag braces around the identity"
+            );
             let client = store.client();
-            let exists: i64 = client.exists(key.as_str()).await.expect("EXISTS");
-            assert_eq!(exists, 1, "record at {key}");
-            let ttl: i64 = client.ttl(key.as_str()).await.expect("TTL");
+            assert!(exists(client, &record_at).await, "record at {record_at}");
+            assert!(exists(client, &index_at).await, "index at {index_at}");
             let remaining = record.expires_at - NOW;
-            assert!(
-                (remaining - 5..=remaining).contains(&ttl),
-                "TTL {ttl} should be within 5 s of {remaining}"
+            for at in [&record_at, &index_at] {
+                let ttl = ttl_of(client, at).await;
+                assert!(
+                    (remaining - 5..=remaining).contains(&ttl),
+                    "TTL {ttl} of {at} should be within 5 s of {remaining}"
+                );
+            }
+            // Both keys of one identity are in one Cluster slot.
+            assert_eq!(
+                fred::types::Key::from(record_at.as_str()).cluster_hash(),
+                fred::types::Key::from(index_at.as_str()).cluster_hash()
             );
 
-            // A record with one second to live disappears without anyone touching it.
+            // A record with one second to live disappears without anyone touching it, and so
+            // does the index of an identity with nothing else.
             let short = SessionRecord { expires_at: NOW + 1, ..new_record(12) };
-            let short_ruid = SessionId::random();
-            store.insert(TEAM, &short_ruid, &short, NOW).await.expect("insert");
-            let short_key = format!("{prefix}{TEAM}:{{{short_ruid}}}");
-            let ttl: i64 = client.ttl(short_key.as_str()).await.expect("TTL");
-            assert!((0..=1).contains(&ttl), "TTL {ttl} of a one-second session");
+            let short_key = key_of(12);
+            store.insert(TEAM, &short_key, &short, 0, NOW).await.expect("insert");
+            let short_at = record_key(&prefix, TEAM, &short_key);
+            let short_index = index_key(&prefix, TEAM, 12);
+            for at in [&short_at, &short_index] {
+                let ttl = ttl_of(client, at).await;
+                assert!((0..=1).contains(&ttl), "TTL {ttl} of {at}, a one-second session");
+            }
             let mut gone = false;
             for _ in 0..50 {
                 tokio::time::sleep(Duration::from_millis(100)).await;
-                let exists: i64 = client.exists(short_key.as_str()).await.expect("EXISTS");
-                if exists == 0 {
+                if !exists(client, &short_at).await && !exists(client, &short_index).await {
                     gone = true;
                     break;
                 }
             }
-            assert!(gone, "{short_key} should have expired by itself");
+            assert!(gone, "{short_at} and {short_index} should have expired by themselves");
             // The long one is untouched.
-            assert_eq!(store.read(TEAM, &ruid, NOW).await, Some(record));
+            assert_eq!(store.read(TEAM, &key, NOW).await, Some(record));
         }
 
         // A hash at a session's key that is not a record (foreign data, a half-written key) is
         // an error for both reads, never a session: callers fail closed.
         async fn foreign_data_at_a_session_key_is_corrupt_for_both_reads(store, prefix) {
             let client = store.client();
+            let mut wrong = Vec::new();
             for fields in [
-                vec![("s", "7")],                                          // no access UID
                 vec![("s", "seven"), ("u", "0123456789abcdef"), ("e", "1")], // no number
                 vec![("s", "7"), ("u", "short"), ("e", "1900000000")],     // UID not 16 bytes
+                vec![("s", "7"), ("u", "0123456789abcdef"), ("i", "1"), ("e", "1900000000")],
+                vec![("s", "7")],                                          // no access UID
             ] {
-                let ruid = SessionId::random();
-                let key = format!("{prefix}{DEFAULT}:{{{ruid}}}");
-                let _: i64 = client.hset(key.as_str(), fields.clone()).await.expect("HSET");
-                let got = store.get(DEFAULT, &ruid, NOW).await;
-                assert!(matches!(got, Err(StoreError::Corrupt)), "get of {fields:?}: {got:?}");
-                let access = store.access(DEFAULT, &ruid, NOW).await;
-                assert!(
-                    matches!(access, Err(StoreError::Corrupt)),
-                    "access of {fields:?}: {access:?}"
-                );
+                let key = key_of(7);
+                let at = record_key(&prefix, DEFAULT, &key);
+                let _: i64 = client.hset(at.as_str(), fields.clone()).await.expect("HSET");
+                let got = store.get(DEFAULT, &key, NOW).await;
+                if !matches!(got, Err(StoreError::Corrupt)) {
+                    wrong.push(format!("get of {fields:?}: {got:?}"));
+                }
+                let access = store.access(DEFAULT, &key, NOW).await;
+                if !matches!(access, Err(StoreError::Corrupt)) {
+                    wrong.push(format!("access of {fields:?}: {access:?}"));
+                }
             }
+            assert!(wrong.is_empty(), "not Corrupt: {wrong:#?}");
+        }
+
+        // The index, read raw: exactly the live sessions, scored by last_seen_at, with a TTL;
+        // every change of a session changes it in the same script.
+        async fn index_holds_exactly_the_live_sessions_and_expires(store, prefix) {
+            const ID: i64 = 400;
+            let client = store.client();
+            let index = index_key(&prefix, DEFAULT, ID);
+            let (a, a_record) = store.insert_seen(DEFAULT, ID, NOW + 1).await;
+            let (b, b_record) = store.insert_seen(DEFAULT, ID, NOW + 2).await;
+            let (c, c_record) = store.insert_seen(DEFAULT, ID, NOW + 3).await;
+            let (d, _) = store.insert_seen(DEFAULT, ID, NOW + 4).await;
+            let (e, _) = store.insert_seen(DEFAULT, ID, NOW + 5).await;
+            assert_eq!(
+                index_members(client, &prefix, DEFAULT, ID).await,
+                expected_index(&[(&a, NOW + 1), (&b, NOW + 2), (&c, NOW + 3), (&d, NOW + 4), (&e, NOW + 5)])
+            );
+            let ttl = ttl_of(client, &index).await;
+            assert!((LIFE - 5..=LIFE).contains(&ttl), "index TTL {ttl}");
+
+            // Touch and rotation move the score; the record's `l` field agrees.
+            store.touch_at(DEFAULT, &a, NOW + 10).await;
+            assert!(matches!(
+                store.rotate_to(DEFAULT, &b, &b_record.access_uid, &SessionId::random(), NOW + 11)
+                    .await,
+                Rotation::Rotated(_)
+            ));
+            let seen: String = client
+                .hget(record_key(&prefix, DEFAULT, &a).as_str(), "l")
+                .await
+                .expect("HGET");
+            assert_eq!(seen, (NOW + 10).to_string());
+            assert_eq!(
+                index_members(client, &prefix, DEFAULT, ID).await,
+                expected_index(&[(&a, NOW + 10), (&b, NOW + 11), (&c, NOW + 3), (&d, NOW + 4), (&e, NOW + 5)])
+            );
+
+            // Logout, stale logout, revoke and theft take the member out at once.
+            assert_eq!(store.end_with(DEFAULT, &c, &c_record.access_uid, NOW + 12).await, Ending::Ended);
+            assert_eq!(
+                store.end_with(DEFAULT, &e, &SessionId::random(), NOW + 12).await,
+                Ending::Superseded
+            );
+            assert!(store.revoked(DEFAULT, &d).await);
+            assert_eq!(
+                store.rotate_to(DEFAULT, &a, &SessionId::random(), &SessionId::random(), NOW + 12)
+                    .await,
+                Rotation::Superseded
+            );
+            assert_eq!(
+                index_members(client, &prefix, DEFAULT, ID).await,
+                expected_index(&[(&b, NOW + 11)])
+            );
+            let ttl = ttl_of(client, &index).await;
+            assert!((LIFE - 5..=LIFE).contains(&ttl), "index TTL {ttl}");
+            assert_eq!(a_record.subject, ID);
+
+            // The last session's end leaves no key of the identity behind.
+            assert!(store.revoked(DEFAULT, &b).await);
+            assert!(!exists(client, &index).await, "empty index removed");
+            assert_eq!(keys_matching(client, format!("{index}*")).await, Vec::<String>::new());
+
+            // Eviction takes the evicted records and members away together.
+            const CAPPED: i64 = 401;
+            let (f, _) = store.insert_seen(DEFAULT, CAPPED, NOW + 1).await;
+            let (g, _) = store.insert_seen(DEFAULT, CAPPED, NOW + 2).await;
+            let (h, _) = store.insert_seen(DEFAULT, CAPPED, NOW + 3).await;
+            let newest = SessionRecord { last_seen_at: NOW + 4, ..new_record(CAPPED) };
+            let (i, evicted) = store.insert_limited(DEFAULT, &newest, 2, NOW + 4).await;
+            assert_eq!(evicted, 2);
+            assert_eq!(
+                index_members(client, &prefix, DEFAULT, CAPPED).await,
+                expected_index(&[(&h, NOW + 3), (&i, NOW + 4)])
+            );
+            for gone in [&f, &g] {
+                assert!(!exists(client, &record_key(&prefix, DEFAULT, gone)).await);
+            }
+
+            // The index lives as long as the longest-lived session: a shorter one inserted
+            // later does not shorten it, a longer one lengthens it.
+            const MIXED: i64 = 402;
+            let mixed_index = index_key(&prefix, DEFAULT, MIXED);
+            let (_, evicted) = store
+                .insert_limited(DEFAULT, &SessionRecord { expires_at: NOW + 100, ..new_record(MIXED) }, 0, NOW)
+                .await;
+            assert_eq!(evicted, 0);
+            let ttl = ttl_of(client, &mixed_index).await;
+            assert!((95..=100).contains(&ttl), "index TTL {ttl} of a 100 s session");
+            store.insert_new(DEFAULT, MIXED).await;
+            let ttl = ttl_of(client, &mixed_index).await;
+            assert!((LIFE - 5..=LIFE).contains(&ttl), "index TTL {ttl} after a longer session");
+            store
+                .insert_limited(DEFAULT, &SessionRecord { expires_at: NOW + 50, ..new_record(MIXED) }, 0, NOW)
+                .await;
+            let ttl = ttl_of(client, &mixed_index).await;
+            assert!((LIFE - 5..=LIFE).contains(&ttl), "index TTL {ttl} after a shorter session");
+
+            // A member whose record expired by itself is dropped by the identity's next login.
+            const EXPIRING: i64 = 403;
+            let (gone, _) = store
+                .insert_limited(DEFAULT, &SessionRecord { expires_at: NOW + 1, ..new_record(EXPIRING) }, 0, NOW)
+                .await;
+            let (stays, _) = store.insert_seen(DEFAULT, EXPIRING, NOW + 1).await;
+            tokio::time::sleep(Duration::from_millis(1500)).await;
+            assert!(!exists(client, &record_key(&prefix, DEFAULT, &gone)).await);
+            let (next, evicted) = store.insert_limited(DEFAULT, &new_record(EXPIRING), 0, NOW).await;
+            assert_eq!(evicted, 0);
+            assert_eq!(
+                index_members(client, &prefix, DEFAULT, EXPIRING).await,
+                expected_index(&[(&stays, NOW + 1), (&next, NOW)])
+            );
+        }
+
+        // revoke_all takes the records and the index of the identity, nothing else.
+        async fn revoke_all_leaves_no_key_of_the_identity(store, prefix) {
+            const ID: i64 = 901;
+            let client = store.client();
+            for _ in 0..3 {
+                store.insert_new(DEFAULT, ID).await;
+            }
+            let (other, _) = store.insert_new(DEFAULT, ID + 1).await;
+            let index = index_key(&prefix, DEFAULT, ID);
+            assert_eq!(keys_matching(client, format!("{index}*")).await.len(), 4);
+            assert_eq!(store.revoke_all(DEFAULT, ID).await.expect("revoke_all"), 3);
+            assert_eq!(keys_matching(client, format!("{index}*")).await, Vec::<String>::new());
+            assert!(exists(client, &record_key(&prefix, DEFAULT, &other)).await);
+            assert_eq!(
+                index_members(client, &prefix, DEFAULT, ID + 1).await,
+                expected_index(&[(&other, NOW)])
+            );
+        }
+
+        // Touch and refund change what exists; they never create a key.
+        async fn touch_and_refund_of_missing_things_create_no_key(store, prefix) {
+            const ID: i64 = 500;
+            let client = store.client();
+            let all = format!("{prefix}*");
+            // An identity without sessions, an unknown session of one with a session.
+            store.touch_at(DEFAULT, &key_of(ID), NOW).await;
+            store.refund_at("login:nobody", NOW).await;
+            assert_eq!(keys_matching(client, all.clone()).await, Vec::<String>::new());
+
+            let (key, _) = store.insert_new(DEFAULT, ID + 1).await;
+            let before = keys_matching(client, all.clone()).await;
+            assert_eq!(before.len(), 2, "record and index: {before:?}");
+            store.touch_at(DEFAULT, &key_of(ID + 1), NOW + 5).await;
+            assert_eq!(keys_matching(client, all.clone()).await, before);
+            assert_eq!(
+                index_members(client, &prefix, DEFAULT, ID + 1).await,
+                expected_index(&[(&key, NOW)]),
+                "no member for the unknown session"
+            );
+
+            // After its end, a touch does not bring the session back.
+            assert!(store.revoked(DEFAULT, &key).await);
+            store.touch_at(DEFAULT, &key, NOW + 6).await;
+            assert_eq!(keys_matching(client, all.clone()).await, Vec::<String>::new());
         }
     }
 }

@@ -53,6 +53,8 @@ struct Tally {
     latencies_us: Vec<u32>,
     statuses: BTreeMap<u16, u64>,
     errors: u64,
+    /// 429 and 503 answers without `Retry-After`: every refusal must say when to come back.
+    refusals_without_retry_after: u64,
 }
 
 fn set_cookie_value<'a>(value: &'a str, name: &str) -> Option<&'a str> {
@@ -132,6 +134,8 @@ async fn connection(
                 }
             };
             let status = response.status().as_u16();
+            let refused_silently = matches!(status, 429 | 503)
+                && !response.headers().contains_key(header::RETRY_AFTER);
             if let Some((access, csrf)) = &mut session {
                 for value in response.headers().get_all(header::SET_COOKIE) {
                     let Ok(value) = value.to_str() else { continue };
@@ -151,6 +155,7 @@ async fn connection(
                     .latencies_us
                     .push(sent.elapsed().as_micros().min(u32::MAX as u128) as u32);
                 *tally.statuses.entry(status).or_default() += 1;
+                tally.refusals_without_retry_after += u64::from(refused_silently);
             }
         }
     }
@@ -198,6 +203,7 @@ fn main() {
     for t in tallies {
         all.latencies_us.extend(t.latencies_us);
         all.errors += t.errors;
+        all.refusals_without_retry_after += t.refusals_without_retry_after;
         for (s, n) in t.statuses {
             *all.statuses.entry(s).or_default() += n;
         }
@@ -207,6 +213,7 @@ fn main() {
     let result = serde_json::json!({
         "requests": requests,
         "errors": all.errors,
+        "refusals_without_retry_after": all.refusals_without_retry_after,
         "statuses": all.statuses,
         "rps": requests as f64 / args.duration,
         "p50_ms": percentile(&all.latencies_us, 0.50),

@@ -230,8 +230,18 @@ async fn checked_company<C: ConnectionTrait>(
     Ok(Some(id))
 }
 
-/// `identities_user.id` must exist; an employer may only name a user without an org profile or
-/// one in their own company; a user has at most one org profile (409).
+/// What an employer gets for any `identities_user.id` outside their company: one message for
+/// every case, so that the answer tells nothing about the id.
+const NOT_YOUR_COMPANYS_USER: &str = "must be a user of your company";
+
+/// `identities_user.id`, in one statement (the user's org profile, if any).
+///
+/// An employer may name only a user of their own company, that is one with an org profile
+/// there; any other id (a user without an org profile, a user of another company, an id that
+/// names no user) gets the same 422 from the same statement, so that the ids and names of other
+/// users cannot be probed (DECISIONS 68). The admin may name any existing user (422 "does not
+/// exist" otherwise). A user has at most one org profile: naming one whose profile is not the
+/// one being edited is 409.
 async fn checked_user<C: ConnectionTrait>(
     db: &C,
     scope: Scope,
@@ -241,23 +251,29 @@ async fn checked_user<C: ConnectionTrait>(
     let Some(id) = IdRef::id_of(reference) else {
         return Ok(None);
     };
-    if user::Entity::find_by_id(id).one(db).await?.is_none() {
-        return Err(ApiError::field("identities_user.id", "does not exist"));
-    }
     let current = profile::Entity::find()
         .filter(profile::Column::IdentitiesUserId.eq(id))
         .one(db)
         .await?;
-    match current {
-        Some(p) if Some(p.id) == editing => Ok(Some(id)),
-        Some(p) if !scope.allows(p.company_id) => Err(ApiError::field(
-            "identities_user.id",
-            "is not in your company",
-        )),
-        Some(_) => Err(ApiError::Conflict(
+    match (scope, current) {
+        (_, Some(p)) if Some(p.id) == editing => Ok(Some(id)),
+        (Scope::Company(own), Some(p)) if p.company_id == own => Err(ApiError::Conflict(
             "this user already has an org profile".into(),
         )),
-        None => Ok(Some(id)),
+        (Scope::Company(_), _) => Err(ApiError::field(
+            "identities_user.id",
+            NOT_YOUR_COMPANYS_USER,
+        )),
+        (Scope::All, Some(_)) => Err(ApiError::Conflict(
+            "this user already has an org profile".into(),
+        )),
+        (Scope::All, None) => {
+            // The profile's foreign key vouches for a user who has one; a free user is read.
+            if user::Entity::find_by_id(id).one(db).await?.is_none() {
+                return Err(ApiError::field("identities_user.id", "does not exist"));
+            }
+            Ok(Some(id))
+        }
     }
 }
 

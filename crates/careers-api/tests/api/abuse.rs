@@ -26,7 +26,12 @@ async fn write(app: &TestApp, creds: &Creds, subject: i64) -> Response {
     } else {
         app.request(Method::POST, "/admin-user/org/user-profiles")
     };
-    creds.with_csrf(request).json(&json!({})).send().await.unwrap()
+    creds
+        .with_csrf(request)
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
 }
 
 backend_tests! {

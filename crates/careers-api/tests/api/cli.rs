@@ -1,6 +1,7 @@
 //! The command line (CONTRACT §7) and start-up configuration checks (CONTRACT §1).
 
-use std::process::{Command, Output};
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
 
 use careers_api::areas::{ADMIN, USER};
 use reqwest::StatusCode;
@@ -17,6 +18,30 @@ fn careers_api(env: &[(String, String)], args: &[&str]) -> Output {
         .args(args)
         .output()
         .expect("run careers-api")
+}
+
+/// As `careers_api`, with `input` written to the command's standard input.
+fn careers_api_stdin(env: &[(String, String)], args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_careers-api"))
+        .env_clear()
+        .env("PATH", std::env::var("PATH").unwrap_or_default())
+        .env("RUST_LOG", "off")
+        .envs(env.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run careers-api");
+    let mut stdin = child.stdin.take().expect("stdin");
+    // The command may exit before reading (a usage error): a broken pipe is not a failure here.
+    let _ = stdin.write_all(input.as_bytes());
+    drop(stdin);
+    child.wait_with_output().expect("wait for careers-api")
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
 }
 
 fn app_env(app: &TestApp) -> Vec<(String, String)> {
@@ -58,6 +83,89 @@ backend_tests! {
         assert!(String::from_utf8_lossy(&short.stderr).contains("at least 12"));
     }
 
+    async fn cli_password_stdin_creates_accounts_that_log_in_with_that_password(backend) {
+        let app = TestApp::spawn(backend).await;
+        let env = app_env(&app);
+        let admin_password = "stdin admin password 1";
+        let admin = careers_api_stdin(&env, &["admins", "create", "--email", "root@example.com",
+                                              "--password-stdin"],
+                                      &format!("{admin_password}\r\nsecond line\n"));
+        assert!(admin.status.success(), "{}", stderr(&admin));
+        let user_password = "stdin-user-password-1";
+        let user = careers_api_stdin(&env, &[
+            "users", "create", "--email", "piped@example.com", "--password-stdin",
+            "--first-name", "Piped", "--last-name", "User", "--country", "DE",
+        ], &format!("{user_password}\n"));
+        assert!(user.status.success(), "{}", stderr(&user));
+        // The first line without its line ending is the password: not more, not less.
+        let response = app.login_raw(&ADMIN, "root@example.com", admin_password).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let response = app.login_raw(&ADMIN, "root@example.com", &format!("{admin_password}\r")).await;
+        assert_error(response, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        let response = app.login_raw(&USER, "piped@example.com", user_password).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        // The last line needs no line ending.
+        let last = careers_api_stdin(&env, &["admins", "create", "--email", "eof@example.com",
+                                             "--password-stdin"], "no-newline-password");
+        assert!(last.status.success(), "{}", stderr(&last));
+        let response = app.login_raw(&ADMIN, "eof@example.com", "no-newline-password").await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        // The minimum length holds for a piped password too; an empty input is refused.
+        let short = careers_api_stdin(&env, &["admins", "create", "--email", "short@example.com",
+                                              "--password-stdin"], "short\n");
+        assert!(!short.status.success());
+        assert!(stderr(&short).contains("at least 12"), "{}", stderr(&short));
+        let empty = careers_api_stdin(&env, &["users", "create", "--email", "e@example.com",
+                                              "--password-stdin", "--first-name", "E",
+                                              "--last-name", "Mpty"], "");
+        assert!(!empty.status.success());
+        assert!(stderr(&empty).contains("no password"), "{}", stderr(&empty));
+        for (ctx, email) in [(ADMIN, "short@example.com"), (USER, "e@example.com")] {
+            let response = app.login_raw(&ctx, email, "short").await;
+            assert_error(response, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        }
+    }
+
+    async fn cli_admins_set_password_replaces_the_admins_password(backend) {
+        let app = TestApp::spawn(backend).await;
+        let env = app_env(&app);
+        let (admin_id, before) = app.admin_session("grace@example.com").await;
+        let (_, other_admin) = app.admin_session("other@example.com").await;
+        app.create_user("ada@example.com").await;
+        let new_password = "a brand new admin password";
+        let output = careers_api_stdin(&env, &["admins", "set-password", "--email",
+                                               " Grace@Example.com "],
+                                       &format!("{new_password}\n"));
+        assert!(output.status.success(), "{}", stderr(&output));
+        if backend == Backend::PostgresRedis {
+            // The admin's sessions end with the old password; other admins' stay.
+            assert!(String::from_utf8_lossy(&output.stdout).contains("1 admin sessions ended"));
+            assert_error(app.read(&before, admin_id).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+            assert!(app.record(&other_admin).await.is_some());
+        } else {
+            // The in-memory store lives in the server process: the CLI says so.
+            assert!(stderr(&output).contains("in-memory token store"), "{}", stderr(&output));
+        }
+        let response = app.login_raw(&ADMIN, "grace@example.com", PASSWORD).await;
+        assert_error(response, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        let response = app.login_raw(&ADMIN, "grace@example.com", new_password).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        // Too short: refused, the password stays.
+        let short = careers_api_stdin(&env, &["admins", "set-password", "--email",
+                                              "grace@example.com"], "short\n");
+        assert!(!short.status.success());
+        assert!(stderr(&short).contains("at least 12"), "{}", stderr(&short));
+        // Only admins: a user's e-mail names no admin.
+        let user = careers_api_stdin(&env, &["admins", "set-password", "--email",
+                                             "ada@example.com"], "another-long-password\n");
+        assert!(!user.status.success());
+        assert!(stderr(&user).contains("no admin"), "{}", stderr(&user));
+        let response = app.login_raw(&USER, "ada@example.com", PASSWORD).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let response = app.login_raw(&ADMIN, "grace@example.com", new_password).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+    }
+
     async fn cli_flush_ends_one_contexts_sessions(backend) {
         let app = TestApp::spawn(backend).await;
         let (user_id, user) = app.user_session("ada@example.com").await;
@@ -73,6 +181,46 @@ backend_tests! {
         assert!(String::from_utf8_lossy(&output.stdout).contains("1 admin sessions ended"));
         assert_error(app.read(&admin, admin_id).await, StatusCode::UNAUTHORIZED, "session_ended").await;
         assert_eq!(app.read(&user, user_id).await.status(), StatusCode::OK);
+    }
+}
+
+#[test]
+fn password_and_password_stdin_together_or_neither_is_a_usage_error() {
+    // clap answers before the configuration or the database is read: exit 2, usage on stderr.
+    let env = pairs(&[("DATABASE_URL", "sqlite::memory:")]);
+    let user = "--first-name X --last-name Y";
+    let cases = [
+        (
+            format!("admins create --email x@example.com --password {PASSWORD} --password-stdin"),
+            "cannot be used with",
+        ),
+        (
+            format!(
+                "users create --email x@example.com --password {PASSWORD} --password-stdin {user}"
+            ),
+            "cannot be used with",
+        ),
+        (
+            "admins create --email x@example.com".to_string(),
+            "required",
+        ),
+        (
+            format!("users create --email x@example.com {user}"),
+            "required",
+        ),
+        // set-password reads standard input only.
+        (
+            format!("admins set-password --email x@example.com --password {PASSWORD}"),
+            "unexpected argument",
+        ),
+    ];
+    for (command, needle) in &cases {
+        let args: Vec<&str> = command.split_whitespace().collect();
+        let output = careers_api_stdin(&env, &args, &format!("{PASSWORD}\n"));
+        let stderr = stderr(&output);
+        assert_eq!(output.status.code(), Some(2), "{command}: {stderr}");
+        assert!(stderr.contains(needle), "{command}: {stderr}");
+        assert!(output.stdout.is_empty(), "{command}");
     }
 }
 

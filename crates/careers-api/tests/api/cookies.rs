@@ -142,6 +142,32 @@ backend_tests! {
         }
     }
 
+    async fn cookie_domain_is_the_registrable_domain_of_a_multi_label_suffix(backend) {
+        // CONTRACT §8: the Public Suffix List, not the last two labels (`.co.uk`).
+        for env in ["development", "test"] {
+            let app = TestApp::spawn_with(backend, &[("APP_ENV", env)]).await;
+            app.create_user("ada@example.com").await;
+            app.create_admin("grace@example.com").await;
+            for (ctx, email) in [(USER, "ada@example.com"), (ADMIN, "grace@example.com")] {
+                for host in ["api.example.co.uk", "API.Example.CO.UK:8443"] {
+                    let response = login_with_host(&app, &ctx, email, host).await;
+                    let cookies = set_cookies(&response);
+                    assert_eq!(cookies.len(), 2, "{env} {host}: exactly two cookies");
+                    for name in [ctx.access_cookie, ctx.csrf_cookie] {
+                        let cookie = cookies.iter().find(|c| c.name == name).expect("cookie");
+                        assert_eq!(cookie.value_of("Domain"), Some(".example.co.uk"),
+                                   "{env} {host} {name}");
+                    }
+                }
+                // A host that is itself a public suffix gets host-only cookies.
+                let response = login_with_host(&app, &ctx, email, "co.uk").await;
+                for cookie in set_cookies(&response) {
+                    assert_eq!(cookie.value_of("Domain"), None, "{env} co.uk {}", cookie.name);
+                }
+            }
+        }
+    }
+
     async fn partitioned_is_added_only_for_the_named_context(backend) {
         let app = TestApp::spawn_with(backend, &[("COOKIE_PARTITIONED", "admin")]).await;
         app.create_user("ada@example.com").await;

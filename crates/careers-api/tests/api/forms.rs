@@ -301,27 +301,28 @@ backend_tests! {
         assert_eq!(body["careers_jobs"], json!([]), "{body}");
     }
 
-    async fn employer_may_name_only_free_users_or_own_colleagues(backend) {
+    async fn employer_may_name_only_users_of_their_own_company(backend) {
         let app = TestApp::spawn(backend).await;
-        let (acme, _, boss, boss_profile, rival) = two_companies(&app).await;
+        let (acme, _, boss, boss_profile, _) = two_companies(&app).await;
         let colleague = plain_user(&app, "colleague@acme.example", "Col", "League").await;
         let colleague_profile = org_profile(&app, colleague, acme, "Recruiter").await;
         let mine = ok(get(&app, &boss, &format!("{ORG_PROFILES}/{boss_profile}")).await).await;
         let boss_user = mine["identities_user"]["id"].as_i64().unwrap();
-        // A user of another company is outside the employer's reach.
-        let form = json!({"title": "Poached", "identities_user": {"id": rival},
-                          "company": {"id": acme}});
-        expect_fields(post(&app, &boss, ORG_PROFILES, &form).await,
-                      &["identities_user.id"]).await;
-        // A colleague already has an org profile: at most one per user.
-        let form = json!({"title": "Twice", "identities_user": {"id": colleague},
-                          "company": {"id": acme}});
-        let response = post(&app, &boss, ORG_PROFILES, &form).await;
-        expect_error(response, StatusCode::CONFLICT, "conflict").await;
-        // PATCH follows the same rules.
+        // A user of the own company passes the rule; a user has at most one org profile, so a
+        // POST naming one is 409 (a new user is attached to a company by the admin).
+        for user in [colleague, boss_user] {
+            let form = json!({"title": "Twice", "identities_user": {"id": user},
+                              "company": {"id": acme}});
+            let response = post(&app, &boss, ORG_PROFILES, &form).await;
+            expect_error(response, StatusCode::CONFLICT, "conflict").await;
+        }
+        // PATCH keeps a profile's own user, and names the company's users under the same rule.
         let path = format!("{ORG_PROFILES}/{colleague_profile}");
-        let form = json!({"identities_user": {"id": rival}});
-        expect_fields(patch(&app, &boss, &path, &form).await, &["identities_user.id"]).await;
+        let form = json!({"title": "Lead Recruiter", "identities_user": {"id": colleague},
+                          "company": {"id": acme}});
+        let body = ok(patch(&app, &boss, &path, &form).await).await;
+        assert_eq!(body["identities_user"]["id"], colleague, "{body}");
+        assert_eq!(body["title"], "Lead Recruiter", "{body}");
         let form = json!({"identities_user": {"id": boss_user}});
         let response = patch(&app, &boss, &path, &form).await;
         expect_error(response, StatusCode::CONFLICT, "conflict").await;
@@ -331,24 +332,62 @@ backend_tests! {
                    [boss_profile, colleague_profile]);
     }
 
-    async fn employer_creates_an_org_profile_for_a_free_user(backend) {
+    async fn employer_cannot_name_a_user_outside_their_company(backend) {
         let app = TestApp::spawn(backend).await;
-        let (acme, _, boss, boss_profile, _) = two_companies(&app).await;
-        let hire_id = app.create_user("hire@acme.example").await;
-        let hire = app.login(&USER, "hire@acme.example").await;
-        let response = get(&app, &hire, ORG_PROFILES).await;
+        let (acme, _, boss, boss_profile, rival) = two_companies(&app).await;
+        let free_id = app.create_user("free@example.com").await;
+        let free = app.login(&USER, "free@example.com").await;
+        let missing = 999_999;
+        let (_, admin) = app.admin_session("grace@example.com").await;
+        let all_before = ok(get(&app, &admin, &format!("{ADMIN_ORG_PROFILES}?per_page=100"))
+            .await).await;
+        let path = format!("{ORG_PROFILES}/{boss_profile}");
+        // A free user, another company's user and an id that names no one: one answer, one
+        // statement sequence, so the answer tells nothing about the id.
+        let mut answers: Vec<(Value, Vec<String>)> = Vec::new();
+        for user in [free_id, rival, missing] {
+            let form = json!({"title": "Named", "identities_user": {"id": user},
+                              "company": {"id": acme}});
+            let start = app.sql_statements().len();
+            let body = expect_fields(post(&app, &boss, ORG_PROFILES, &form).await,
+                                     &["identities_user.id"]).await;
+            answers.push((body, app.sql_statements()[start..].to_vec()));
+            let form = json!({"title": "Renamed", "identities_user": {"id": user}});
+            let start = app.sql_statements().len();
+            let body = expect_fields(patch(&app, &boss, &path, &form).await,
+                                     &["identities_user.id"]).await;
+            answers.push((body, app.sql_statements()[start..].to_vec()));
+        }
+        let (first, _) = &answers[0];
+        assert_eq!(first["error"]["fields"]["identities_user.id"],
+                   json!(["must be a user of your company"]), "{first}");
+        for (body, _) in &answers {
+            assert_eq!(body, first, "identical bodies");
+        }
+        assert!(!answers[0].1.is_empty(), "statements observed");
+        for pair in answers.chunks(2) {
+            // POST and PATCH each run the same statements whichever id was named.
+            assert_eq!(pair[0].1, answers[0].1, "POST statements");
+            assert_eq!(pair[1].1, answers[1].1, "PATCH statements");
+        }
+        // Nothing was written: every profile as it was, the free user still without one.
+        let all_after = ok(get(&app, &admin, &format!("{ADMIN_ORG_PROFILES}?per_page=100"))
+            .await).await;
+        assert_eq!(all_after, all_before);
+        let mine = ok(get(&app, &boss, &path).await).await;
+        assert_eq!(mine["title"], "Head of Hiring", "{mine}");
+        let response = get(&app, &free, ORG_PROFILES).await;
         expect_error(response, StatusCode::FORBIDDEN, "forbidden").await;
-        let form = json!({"title": "Recruiter", "identities_user": {"id": hire_id},
+        // The admin's form still attaches the free user to a company.
+        let form = json!({"title": "Recruiter", "identities_user": {"id": free_id},
                           "company": {"id": acme}});
-        let body = json(post(&app, &boss, ORG_PROFILES, &form).await, StatusCode::CREATED).await;
-        let created = &body["org_user_profiles"];
-        let created_id = created["id"].as_i64().unwrap();
-        assert_eq!(created["identities_user"]["id"], hire_id, "{body}");
-        assert_eq!(created["company"]["id"], acme, "{body}");
-        assert_eq!(list_ids(&app, &boss, ORG_PROFILES, "org_user_profiles").await,
-                   [boss_profile, created_id]);
+        let body = json(post(&app, &admin, ADMIN_ORG_PROFILES, &form).await,
+                        StatusCode::CREATED).await;
+        let created = body["org_user_profiles"]["id"].as_i64().unwrap();
+        assert_eq!(body["org_user_profiles"]["identities_user"]["id"], free_id, "{body}");
         // The same session of the new employer passes the employer area now.
-        ok(get(&app, &hire, ORG_PROFILES).await).await;
+        assert_eq!(list_ids(&app, &free, ORG_PROFILES, "org_user_profiles").await,
+                   [boss_profile, created]);
     }
 
     async fn admin_may_use_any_user_and_any_company(backend) {

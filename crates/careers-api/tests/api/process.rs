@@ -190,6 +190,31 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
         .unwrap();
     assert_eq!(logout.status(), StatusCode::NO_CONTENT);
 
+    // Theft: a token superseded by a refresh more than 10 s ago ends its session on a read.
+    let login = client
+        .post(url("/identities/sessions"))
+        .json(&json!({ "email": "ada@example.com", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    let third = Creds::from_response(&careers_api::areas::USER, &login);
+    let stolen = client
+        .patch(url("/identities/sessions/current"))
+        .header("cookie", third.cookie_header())
+        .header("x-csrf-token", &third.csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stolen.status(), StatusCode::OK);
+    tokio::time::sleep(std::time::Duration::from_millis(11_000)).await;
+    let replayed = client
+        .get(url("/identities/user/1"))
+        .header("cookie", third.cookie_header())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(replayed.status(), StatusCode::UNAUTHORIZED);
+
     // Throttling: ten failures for an unknown account, then the eleventh attempt is refused.
     for _ in 0..10 {
         client
@@ -216,6 +241,8 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
         &first.csrf,
         &second.access,
         &second.csrf,
+        &third.access,
+        &third.csrf,
         "forged-csrf-value-that-must-not-be-logged",
     ];
     for secret in secrets {
@@ -270,6 +297,10 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
     };
     assert!(warn("login failed"), "failed login logged");
     assert!(warn("CSRF check failed"), "CSRF failure logged");
+    assert!(
+        warn("superseded access token presented: session ended (possible theft)"),
+        "theft detection logged"
+    );
     // The throttled e-mail has no identity; the event names its context and reason.
     let throttled = lines.iter().any(|l| {
         l["level"] == "WARN" && l["message"] == "login throttled" && l["reason"] == "account"

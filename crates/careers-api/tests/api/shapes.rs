@@ -182,18 +182,23 @@ backend_tests! {
         assert_eq!(list.len(), 1, "{body}");
         assert_org_profile(&list[0], profile_id, user_id, acme, "Acme");
 
+        // A new user is attached to a company by the admin's form (DECISIONS 68); the team
+        // area wraps every method, single records included.
+        let (_, admin) = app.admin_session("grace@example.com").await;
         let hire = plain_user(&app, "hire@acme.example", "Ada", "Lovelace").await;
         let form = json!({"title": "Recruiter", "identities_user": {"id": hire},
                           "company": {"id": acme}});
-        let body = json(post(&app, &boss, "/org/user-profiles", &form).await,
+        let body = json(post(&app, &admin, "/admin-user/org/user-profiles", &form).await,
                         StatusCode::CREATED).await;
         let created = assert_single(&body, "org_user_profiles");
         let created_id = created["id"].as_i64().unwrap();
         assert_org_profile(created, created_id, hire, acme, "Acme");
         assert_eq!(created["title"], "Recruiter");
+        let body = ok(get(&app, &boss, "/org/user-profiles").await).await;
+        let list = assert_list(&body, "org_user_profiles");
+        assert_eq!(list.len(), 2, "{body}");
+        assert_org_profile(&list[1], created_id, hire, acme, "Acme");
 
-        // The team area wraps every method, single records included.
-        let (_, admin) = app.admin_session("grace@example.com").await;
         let body = ok(get(&app, &admin, "/admin-user/org/user-profiles").await).await;
         let list = assert_list(&body, "org_user_profiles");
         assert_eq!(list.len(), 2, "{body}");

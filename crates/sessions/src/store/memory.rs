@@ -1,9 +1,11 @@
 //! In-process store for development and single-instance use: sharded maps behind short locks.
 //!
-//! A namespace is split into shards by identity, so one identity's records and its index live
-//! under one lock and change together.
+//! A namespace is split into shards by identity. Each shard is an ordered map keyed by
+//! (identity, refresh UID), so one identity's sessions lie next to each other under one lock:
+//! the map is its own per-identity index, and a range read lists them without a scan.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use super::{
@@ -14,74 +16,56 @@ use crate::SessionId;
 
 const SHARDS: usize = 64;
 
+type Slot = (i64, u128);
+
 #[derive(Default)]
 struct Shard {
-    records: HashMap<u128, SessionRecord>,
-    /// The refresh UIDs of each identity's sessions.
-    by_subject: HashMap<i64, Vec<u128>>,
+    records: BTreeMap<Slot, SessionRecord>,
+}
+
+fn slot(key: &SessionKey) -> Slot {
+    (key.subject, key.ruid.as_u128())
+}
+
+fn identity(subject: i64) -> RangeInclusive<Slot> {
+    (subject, 0)..=(subject, u128::MAX)
 }
 
 impl Shard {
     /// The record of `key` while it lives; an expired one is dropped on the way.
     fn live(&mut self, key: &SessionKey, now: i64) -> Option<&mut SessionRecord> {
-        let id = key.ruid.as_u128();
-        match self.records.get(&id) {
-            Some(record) if record.subject == key.subject && record.expires_at > now => {}
-            Some(record) if record.subject == key.subject => {
-                self.remove(key.subject, id);
-                return None;
-            }
-            _ => return None,
+        let slot = slot(key);
+        if self.records.get(&slot)?.expires_at <= now {
+            self.records.remove(&slot);
+            return None;
         }
-        self.records.get_mut(&id)
+        self.records.get_mut(&slot)
     }
 
-    fn remove(&mut self, subject: i64, id: u128) -> Option<SessionRecord> {
-        let record = self.records.remove(&id)?;
-        if let Some(ids) = self.by_subject.get_mut(&subject) {
-            ids.retain(|other| *other != id);
-            if ids.is_empty() {
-                self.by_subject.remove(&subject);
-            }
-        }
-        Some(record)
-    }
-
-    /// Drops `subject`'s ended sessions from its index, then its least recently used ones
-    /// until fewer than `limit` remain.
+    /// Drops `subject`'s ended sessions, then its least recently used ones until fewer than
+    /// `limit` remain (0: no limit); returns how many live ones it ended.
     fn make_room(&mut self, subject: i64, limit: usize, now: i64) -> usize {
-        let Some(ids) = self.by_subject.get(&subject) else {
+        let mut sessions: Vec<(i64, i64, Slot)> = Vec::new();
+        let mut ended: Vec<Slot> = Vec::new();
+        for (slot, r) in self.records.range(identity(subject)) {
+            if r.expires_at > now {
+                sessions.push((r.last_seen_at, r.created_at, *slot));
+            } else {
+                ended.push(*slot);
+            }
+        }
+        for slot in &ended {
+            self.records.remove(slot);
+        }
+        if limit == 0 {
             return 0;
-        };
-        let expired: Vec<u128> = ids
-            .iter()
-            .copied()
-            .filter(|id| self.records.get(id).is_none_or(|r| r.expires_at <= now))
-            .collect();
-        for id in expired {
-            self.remove(subject, id);
         }
-        let mut evicted = 0;
-        while limit > 0 {
-            let Some(ids) = self.by_subject.get(&subject) else {
-                break;
-            };
-            if ids.len() < limit {
-                break;
-            }
-            let oldest = ids
-                .iter()
-                .copied()
-                .min_by_key(|id| self.records.get(id).map(|r| (r.last_seen_at, r.created_at)));
-            match oldest {
-                Some(id) => {
-                    self.remove(subject, id);
-                    evicted += 1;
-                }
-                None => break,
-            }
+        let excess = (sessions.len() + 1).saturating_sub(limit);
+        sessions.sort_unstable();
+        for (_, _, slot) in &sessions[..excess] {
+            self.records.remove(slot);
         }
-        evicted
+        excess
     }
 }
 
@@ -152,15 +136,9 @@ impl MemoryStore {
         for ns in namespaces {
             for shard in ns.shards.iter() {
                 let mut shard = shard.lock().unwrap_or_else(|p| p.into_inner());
-                let shard = &mut *shard;
                 let before = shard.records.len();
                 shard.records.retain(|_, r| r.expires_at > now);
                 removed += before - shard.records.len();
-                let records = &shard.records;
-                shard.by_subject.retain(|_, ids| {
-                    ids.retain(|id| records.contains_key(id));
-                    !ids.is_empty()
-                });
             }
         }
         removed
@@ -192,9 +170,7 @@ impl TokenStore for MemoryStore {
         let ns = self.namespace(namespace);
         let mut shard = ns.shard(key.subject);
         let evicted = shard.make_room(key.subject, limit, now);
-        let id = key.ruid.as_u128();
-        shard.records.insert(id, *record);
-        shard.by_subject.entry(key.subject).or_default().push(id);
+        shard.records.insert(slot(key), *record);
         Ok(evicted)
     }
 
@@ -244,7 +220,7 @@ impl TokenStore for MemoryStore {
         };
         let outcome = decide_rotation(record, presented, new_uid, now, grace_seconds);
         if outcome == Rotation::Superseded {
-            shard.remove(key.subject, key.ruid.as_u128());
+            shard.records.remove(&slot(key));
         }
         Ok(outcome)
     }
@@ -259,10 +235,10 @@ impl TokenStore for MemoryStore {
     ) -> Result<Ending, StoreError> {
         let ns = self.namespace(namespace);
         let mut shard = ns.shard(key.subject);
-        let Some(record) = shard.remove(key.subject, key.ruid.as_u128()) else {
+        let Some(record) = shard.records.remove(&slot(key)) else {
             return Ok(Ending::Missing);
         };
-        if record.subject != key.subject || record.expires_at <= now {
+        if record.expires_at <= now {
             return Ok(Ending::Missing);
         }
         Ok(decide_ending(&record, presented, now, grace_seconds))
@@ -271,7 +247,21 @@ impl TokenStore for MemoryStore {
     async fn revoke(&self, namespace: &str, key: &SessionKey) -> Result<bool, StoreError> {
         let ns = self.namespace(namespace);
         let mut shard = ns.shard(key.subject);
-        Ok(shard.remove(key.subject, key.ruid.as_u128()).is_some())
+        Ok(shard.records.remove(&slot(key)).is_some())
+    }
+
+    async fn revoke_all(&self, namespace: &str, subject: i64) -> Result<usize, StoreError> {
+        let ns = self.namespace(namespace);
+        let mut shard = ns.shard(subject);
+        let slots: Vec<Slot> = shard
+            .records
+            .range(identity(subject))
+            .map(|(slot, _)| *slot)
+            .collect();
+        for slot in &slots {
+            shard.records.remove(slot);
+        }
+        Ok(slots.len())
     }
 
     async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {

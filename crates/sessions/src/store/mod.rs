@@ -130,7 +130,7 @@ pub trait TokenStore: Send + Sync {
     ) -> impl Future<Output = Result<Option<SessionRecord>, StoreError>> + Send;
 
     /// [`get`](Self::get) narrowed to what authentication checks, for the store's cheapest read
-    /// (Redis: four fields of the eight). `None` exactly when `get` gives `None`.
+    /// (Redis: five fields of the eight). `None` exactly when `get` gives `None`.
     fn access(
         &self,
         namespace: &str,
@@ -171,6 +171,13 @@ pub trait TokenStore: Send + Sync {
         namespace: &str,
         key: &SessionKey,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
+
+    /// Ends every session of one identity; returns how many there were.
+    fn revoke_all(
+        &self,
+        namespace: &str,
+        subject: i64,
+    ) -> impl Future<Output = Result<usize, StoreError>> + Send;
 
     /// Ends every session of one namespace; returns how many records were removed.
     fn flush(&self, namespace: &str) -> impl Future<Output = Result<u64, StoreError>> + Send;
@@ -305,6 +312,10 @@ impl TokenStore for AnyStore {
 
     async fn revoke(&self, namespace: &str, key: &SessionKey) -> Result<bool, StoreError> {
         delegate!(self, s => s.revoke(namespace, key))
+    }
+
+    async fn revoke_all(&self, namespace: &str, subject: i64) -> Result<usize, StoreError> {
+        delegate!(self, s => s.revoke_all(namespace, subject))
     }
 
     async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {

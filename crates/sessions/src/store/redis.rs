@@ -22,8 +22,9 @@ use super::{
 use crate::SessionId;
 
 const FIELDS: [&str; 8] = ["s", "u", "i", "p", "r", "c", "l", "e"];
-/// What authentication reads: access UID, its issue time, last seen, end.
-const ACCESS_FIELDS: [&str; 4] = ["u", "i", "l", "e"];
+/// What authentication reads: subject (present in every record), access UID, its issue time,
+/// last seen, end.
+const ACCESS_FIELDS: [&str; 5] = ["s", "u", "i", "l", "e"];
 
 // KEYS: record, index. ARGV: the eight fields, TTL, member, limit, now, record key prefix.
 // Drops index members whose record is gone, then the least recently used sessions while the
@@ -108,11 +109,22 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return redis.call('DEL', KEYS[1])
 ";
 
-// Returns {count, seconds left}; the first event of a window sets its expiry.
+// KEYS: index. ARGV: record key prefix. Ends every session of the identity; returns how many.
+const REVOKE_ALL: &str = r"
+local ended = 0
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  ended = ended + redis.call('DEL', ARGV[1] .. m)
+end
+redis.call('DEL', KEYS[1])
+return ended
+";
+
+// Returns {count, seconds left}. The first event of a window sets its expiry; a counter that
+// was refunded to zero keeps its window.
 const HIT: &str = r"
 local c = redis.call('INCR', KEYS[1])
 local ttl = redis.call('TTL', KEYS[1])
-if c == 1 or ttl < 0 then
+if ttl < 0 then
   redis.call('EXPIRE', KEYS[1], ARGV[1])
   ttl = tonumber(ARGV[1])
 end
@@ -144,6 +156,7 @@ pub struct RedisStore {
     rotate: Script,
     end: Script,
     revoke: Script,
+    revoke_all: Script,
     hit: Script,
     refund: Script,
 }
@@ -195,6 +208,7 @@ impl RedisStore {
             rotate: Script::from_lua(ROTATE),
             end: Script::from_lua(END),
             revoke: Script::from_lua(REVOKE),
+            revoke_all: Script::from_lua(REVOKE_ALL),
             hit: Script::from_lua(HIT),
             refund: Script::from_lua(REFUND),
         })
@@ -343,7 +357,10 @@ impl TokenStore for RedisStore {
             return Ok(None);
         }
         let record = record_of(&fields)?;
-        Ok((record.expires_at > now && record.subject == key.subject).then_some(record))
+        if record.subject != key.subject {
+            return Err(StoreError::Corrupt);
+        }
+        Ok((record.expires_at > now).then_some(record))
     }
 
     async fn access(
@@ -353,11 +370,14 @@ impl TokenStore for RedisStore {
         now: i64,
     ) -> Result<Option<LiveAccess>, StoreError> {
         let fields = self.fields(namespace, key, &ACCESS_FIELDS).await?;
-        let [u, i, l, e] = fields.as_slice() else {
+        let [s, u, i, l, e] = fields.as_slice() else {
             return Err(StoreError::Corrupt);
         };
-        if u.is_null() {
+        if s.is_null() {
             return Ok(None);
+        }
+        if int_of(s)? != key.subject {
+            return Err(StoreError::Corrupt);
         }
         let access = LiveAccess {
             access_uid: uid_of(u)?.ok_or(StoreError::Corrupt)?,
@@ -432,9 +452,22 @@ impl TokenStore for RedisStore {
     async fn revoke(&self, namespace: &str, key: &SessionKey) -> Result<bool, StoreError> {
         let (record_key, index, member) = self.keys(namespace, key);
         let removed: i64 = self
-            .run(&self.revoke, vec![record_key, index], vec![Value::from(member)])
+            .run(
+                &self.revoke,
+                vec![record_key, index],
+                vec![Value::from(member)],
+            )
             .await?;
         Ok(removed > 0)
+    }
+
+    async fn revoke_all(&self, namespace: &str, subject: i64) -> Result<usize, StoreError> {
+        let index = self.index_key(namespace, subject);
+        let prefix = Value::from(format!("{index}:"));
+        let ended: i64 = self
+            .run(&self.revoke_all, vec![index], vec![prefix])
+            .await?;
+        Ok(ended.max(0) as usize)
     }
 
     async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {
@@ -458,11 +491,20 @@ impl TokenStore for RedisStore {
                 && !keys.is_empty()
             {
                 let pipeline = self.client.pipeline();
+                // Only session records count as sessions; identity indexes (their keys end
+                // with the hash tag's brace) go with them.
+                let mut records = Vec::with_capacity(keys.len());
                 for key in keys {
+                    records.push(!key.as_bytes().ends_with(b"}"));
                     let _: () = pipeline.unlink(key).await.map_err(unavailable)?;
                 }
                 let counts: Vec<i64> = pipeline.all().await.map_err(unavailable)?;
-                removed += counts.iter().sum::<i64>() as u64;
+                removed += counts
+                    .iter()
+                    .zip(records)
+                    .filter(|(_, record)| *record)
+                    .map(|(n, _)| *n)
+                    .sum::<i64>() as u64;
             }
             page.next();
         }
