@@ -106,8 +106,12 @@ impl LoginThrottle {
         let store = state.sessions.store();
         let now = state.sessions.now();
         let limits = state.config.limits;
-        let address = store.hit(&self.address, LOGIN_WINDOW_SECONDS, now).await?;
-        let account = store.hit(&self.account, LOGIN_WINDOW_SECONDS, now).await?;
+        // Both at once: with Redis, one round trip on the multiplexed connection.
+        let (address, account) = tokio::join!(
+            store.hit(&self.address, LOGIN_WINDOW_SECONDS, now),
+            store.hit(&self.account, LOGIN_WINDOW_SECONDS, now),
+        );
+        let (address, account) = (address?, account?);
         let over = if account.count > limits.login_failures_per_account {
             Some(("account", account.retry_after))
         } else if address.count > limits.login_failures_per_address {
@@ -128,9 +132,12 @@ impl LoginThrottle {
     pub async fn refund(&self, state: &AppState) -> Result<(), ApiError> {
         let store = state.sessions.store();
         let now = state.sessions.now();
-        store.refund(&self.account, now).await?;
-        store.refund(&self.address, now).await?;
-        Ok(())
+        let (account, address) = tokio::join!(
+            store.refund(&self.account, now),
+            store.refund(&self.address, now),
+        );
+        account?;
+        Ok(address?)
     }
 }
 

@@ -113,8 +113,13 @@ async fn login<P: Principal>(
         tracing::warn!(context = P::CONTEXT.name, identity_id = id, "login failed");
         return Err(ApiError::InvalidCredentials);
     };
-    throttle.refund(&state).await?;
-    let issued = state.sessions.open(&P::CONTEXT, id, &headers).await?;
+    // The refund and the new session are independent: one round trip's wait for both.
+    let (refunded, issued) = tokio::join!(
+        throttle.refund(&state),
+        state.sessions.open(&P::CONTEXT, id, &headers)
+    );
+    refunded?;
+    let issued = issued?;
     tracing::info!(
         context = P::CONTEXT.name,
         identity_id = id,
