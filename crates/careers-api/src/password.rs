@@ -14,6 +14,10 @@
 //! for an unknown e-mail still verifies against a dummy hash, so timing does not reveal which
 //! e-mails exist.
 
+// `unsafe` here: the hashing threads' scheduling class (libc), each block with its SAFETY
+// argument.
+#![allow(unsafe_code)]
+
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};

@@ -1,8 +1,9 @@
-//! The one place that knows each environment's cookie policy and writes `Set-Cookie` values.
+//! The one place that knows each environment's cookie policy and writes `Set-Cookie` values,
+//! through the `cookie` crate.
 
-use chrono::DateTime;
+use cookie::Cookie;
+use cookie::time::{Duration, OffsetDateTime};
 use http::{HeaderMap, HeaderValue, header};
-use std::fmt::Write as _;
 use std::net::IpAddr;
 
 use crate::SessionContext;
@@ -15,7 +16,8 @@ pub enum SameSite {
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CookieDomain {
-    /// A configured parent domain (production, qa), written as given (`.example.com`).
+    /// A configured parent domain (production, qa), as given (`.example.com`; the header carries
+    /// it without the leading dot).
     Fixed(String),
     /// Rails' `domain: :all`, with the Public Suffix List: `.` + the registrable domain of the
     /// request's Host (`api.example.co.uk` → `.example.co.uk`); no Domain attribute for an IP
@@ -42,14 +44,15 @@ impl CookiePolicy {
         csrf: &str,
         session_expires_at: i64,
     ) -> [HeaderValue; 2] {
-        let expires = http_date(session_expires_at);
+        let expires = OffsetDateTime::from_unix_timestamp(session_expires_at)
+            .unwrap_or(OffsetDateTime::UNIX_EPOCH);
         [
             self.build(
                 context,
                 host,
                 context.access_cookie,
                 access_token,
-                &expires,
+                expires,
                 true,
                 false,
             ),
@@ -58,35 +61,28 @@ impl CookiePolicy {
                 host,
                 context.csrf_cookie,
                 csrf,
-                &expires,
+                expires,
                 false,
                 false,
             ),
         ]
     }
 
-    /// Deletes both cookies of a context: same name, Path and Domain, empty value, `Max-Age=0`.
+    /// Deletes both cookies of a context: same name, Path and Domain, empty value, `Max-Age=0`
+    /// and `Expires` at the epoch.
     pub fn clear(&self, context: &SessionContext, host: Option<&str>) -> [HeaderValue; 2] {
-        let expires = http_date(0);
+        let expires = OffsetDateTime::UNIX_EPOCH;
         [
             self.build(
                 context,
                 host,
                 context.access_cookie,
                 "",
-                &expires,
+                expires,
                 true,
                 true,
             ),
-            self.build(
-                context,
-                host,
-                context.csrf_cookie,
-                "",
-                &expires,
-                false,
-                true,
-            ),
+            self.build(context, host, context.csrf_cookie, "", expires, false, true),
         ]
     }
 
@@ -97,33 +93,35 @@ impl CookiePolicy {
         host: Option<&str>,
         name: &str,
         value: &str,
-        expires: &str,
+        expires: OffsetDateTime,
         http_only: bool,
         delete: bool,
     ) -> HeaderValue {
-        let mut out = String::with_capacity(96 + value.len());
-        let _ = write!(out, "{name}={value}; Path=/; Expires={expires}");
+        // `secure` is always set explicitly: left unset, the crate would add `Secure` to any
+        // `SameSite=None` cookie by itself.
+        let mut cookie = Cookie::build((name, value))
+            .path("/")
+            .expires(expires)
+            .http_only(http_only)
+            .secure(self.secure)
+            .same_site(match self.same_site {
+                SameSite::Lax => cookie::SameSite::Lax,
+                SameSite::None => cookie::SameSite::None,
+            })
+            .partitioned(self.partitioned.iter().any(|c| c == context.name));
         if delete {
-            out.push_str("; Max-Age=0");
+            cookie = cookie.max_age(Duration::ZERO);
         }
+        let mut text = cookie.build().to_string();
+        // The Domain is written as the contract shows it (`.example.com`, CONTRACT §2), which
+        // the crate cannot: it drops a leading dot. User agents read both alike (RFC 6265
+        // §5.2.3); the oracle test below parses it back with the crate.
         if let Some(domain) = self.domain_for(host) {
-            let _ = write!(out, "; Domain={domain}");
-        }
-        if http_only {
-            out.push_str("; HttpOnly");
-        }
-        if self.secure {
-            out.push_str("; Secure");
-        }
-        out.push_str(match self.same_site {
-            SameSite::Lax => "; SameSite=Lax",
-            SameSite::None => "; SameSite=None",
-        });
-        if self.partitioned.iter().any(|c| c == context.name) {
-            out.push_str("; Partitioned");
+            text.push_str("; Domain=");
+            text.push_str(&domain);
         }
         // Names are static, values are base64url tokens and dates: always a valid header value.
-        HeaderValue::try_from(out).expect("cookie built from token characters only")
+        HeaderValue::try_from(text).expect("cookie built from token characters only")
     }
 
     pub fn domain_for(&self, host: Option<&str>) -> Option<String> {
@@ -166,14 +164,9 @@ pub fn parent_domain_of_host(host: &str) -> Option<String> {
     Some(format!(".{domain}"))
 }
 
-fn http_date(unix_seconds: i64) -> String {
-    DateTime::from_timestamp(unix_seconds, 0)
-        .unwrap_or_default()
-        .format("%a, %d %b %Y %H:%M:%S GMT")
-        .to_string()
-}
-
 /// The value of cookie `name` from the request's `Cookie` headers, if present and non-empty.
+/// By hand, not with `cookie::Cookie::split_parse`: one borrowed scan for one name on every
+/// request, where the crate would parse every pair into a `Cookie` first.
 pub fn read_cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
@@ -246,6 +239,160 @@ mod tests {
         assert_eq!(parent_domain_of_host(".example.com"), None);
         assert_eq!(parent_domain_of_host("evil.com;x=y"), None);
         assert_eq!(parent_domain_of_host(""), None);
+    }
+
+    const USER: SessionContext = SessionContext {
+        name: "user",
+        payload_key: "user_id",
+        access_cookie: "jwt_access",
+        csrf_cookie: "CSRF_TOKEN",
+        namespace: "default",
+    };
+    const ADMIN: SessionContext = SessionContext {
+        name: "admin",
+        payload_key: "admin_id",
+        access_cookie: "team_jwt_access",
+        csrf_cookie: "TEAM_CSRF_TOKEN",
+        namespace: "team",
+    };
+
+    /// The policies of CONTRACT §2: development, any other environment, production and qa,
+    /// and the admin context partitioned.
+    fn policies() -> [CookiePolicy; 4] {
+        [
+            CookiePolicy {
+                secure: false,
+                same_site: SameSite::Lax,
+                domain: CookieDomain::FromHost,
+                partitioned: Vec::new(),
+            },
+            CookiePolicy {
+                secure: true,
+                same_site: SameSite::None,
+                domain: CookieDomain::FromHost,
+                partitioned: Vec::new(),
+            },
+            CookiePolicy {
+                secure: true,
+                same_site: SameSite::None,
+                domain: CookieDomain::Fixed(".careers.example".into()),
+                partitioned: Vec::new(),
+            },
+            CookiePolicy {
+                secure: true,
+                same_site: SameSite::None,
+                domain: CookieDomain::FromHost,
+                partitioned: vec!["admin".into()],
+            },
+        ]
+    }
+
+    /// An oracle against the `cookie` crate's parser: every header the policies emit, setting and
+    /// deleting, read back attribute by attribute.
+    #[test]
+    fn every_emitted_header_parses_back_to_the_contracts_attributes() {
+        let session_end = 1_800_000_000 + 7 * 24 * 3600;
+        let end = OffsetDateTime::from_unix_timestamp(session_end).expect("valid time");
+        let hosts = [
+            None,
+            Some("localhost:3000"),
+            Some("127.0.0.1:3000"),
+            Some("api.example.com"),
+            Some("api.example.co.uk:8443"),
+        ];
+        for policy in policies() {
+            for context in [USER, ADMIN] {
+                for host in hosts {
+                    let domain = match &policy.domain {
+                        CookieDomain::Fixed(domain) => Some(domain.as_str()),
+                        CookieDomain::FromHost => match host {
+                            Some("api.example.com") => Some(".example.com"),
+                            Some("api.example.co.uk:8443") => Some(".example.co.uk"),
+                            _ => None,
+                        },
+                    };
+                    let partitioned = policy.partitioned.iter().any(|c| c == context.name);
+                    let set =
+                        policy.issue(&context, host, "access.token-_x", "csrf-_x", session_end);
+                    let deleted = policy.clear(&context, host);
+                    let cases = [
+                        (
+                            &set[0],
+                            context.access_cookie,
+                            "access.token-_x",
+                            true,
+                            false,
+                        ),
+                        (&set[1], context.csrf_cookie, "csrf-_x", false, false),
+                        (&deleted[0], context.access_cookie, "", true, true),
+                        (&deleted[1], context.csrf_cookie, "", false, true),
+                    ];
+                    for (header, name, value, http_only, delete) in cases {
+                        let text = header.to_str().expect("ASCII header");
+                        let cookie = Cookie::parse(text).expect("the crate parses it");
+                        let what = format!("{policy:?} {} {host:?}: {text}", context.name);
+                        assert_eq!(cookie.name(), name, "{what}");
+                        assert_eq!(cookie.value(), value, "{what}");
+                        assert_eq!(cookie.path(), Some("/"), "{what}");
+                        let expires = cookie.expires_datetime().expect("Expires");
+                        if delete {
+                            assert_eq!(expires, OffsetDateTime::UNIX_EPOCH, "{what}");
+                            assert_eq!(cookie.max_age(), Some(Duration::ZERO), "{what}");
+                        } else {
+                            assert_eq!(expires, end, "{what}");
+                            assert_eq!(cookie.max_age(), None, "{what}");
+                        }
+                        assert_eq!(cookie.http_only(), http_only.then_some(true), "{what}");
+                        assert_eq!(cookie.secure(), policy.secure.then_some(true), "{what}");
+                        let same_site = match policy.same_site {
+                            SameSite::Lax => cookie::SameSite::Lax,
+                            SameSite::None => cookie::SameSite::None,
+                        };
+                        assert_eq!(cookie.same_site(), Some(same_site), "{what}");
+                        // Written with its leading dot; the crate reads it without, as user
+                        // agents do.
+                        assert_eq!(
+                            cookie.domain(),
+                            domain.map(|d| d.trim_start_matches('.')),
+                            "{what}"
+                        );
+                        assert_eq!(cookie.partitioned(), partitioned.then_some(true), "{what}");
+                        // Nothing but these attributes: the parse read back every one written.
+                        let attributes = text.split(';').skip(1).count();
+                        let expected = 2 // Path, Expires
+                            + usize::from(delete)
+                            + usize::from(domain.is_some())
+                            + usize::from(http_only)
+                            + usize::from(policy.secure)
+                            + 1 // SameSite
+                            + usize::from(partitioned);
+                        assert_eq!(attributes, expected, "{what}");
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn headers_are_written_in_the_crates_form() {
+        let policy = &policies()[3];
+        let [access, csrf] = policy.issue(&ADMIN, Some("api.example.com"), "t", "c", 86_400);
+        assert_eq!(
+            access,
+            "team_jwt_access=t; HttpOnly; SameSite=None; Partitioned; Secure; Path=/; \
+             Expires=Fri, 02 Jan 1970 00:00:00 GMT; Domain=.example.com"
+        );
+        assert_eq!(
+            csrf,
+            "TEAM_CSRF_TOKEN=c; SameSite=None; Partitioned; Secure; Path=/; \
+             Expires=Fri, 02 Jan 1970 00:00:00 GMT; Domain=.example.com"
+        );
+        let [access, _] = policies()[0].clear(&USER, Some("localhost:3000"));
+        assert_eq!(
+            access,
+            "jwt_access=; HttpOnly; SameSite=Lax; Path=/; Max-Age=0; \
+             Expires=Thu, 01 Jan 1970 00:00:00 GMT"
+        );
     }
 
     #[test]

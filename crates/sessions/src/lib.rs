@@ -10,6 +10,8 @@
 //! signing secret, so the store never needs to hold it and a grace-window replay can hand back
 //! the very same value.
 
+#![forbid(unsafe_code)]
+
 mod clock;
 mod context;
 mod cookies;

@@ -1,5 +1,6 @@
 //! The API areas of specification §5.5. Each area's extractor runs the area check on every
-//! request and hands its handlers a typed context; no handler reads a cookie or a token.
+//! request, before the handler, and hands its handlers a typed context; no handler reads a
+//! cookie or a token, or checks authorization itself (docs/DECISIONS.md 77).
 
 pub mod candidate;
 pub mod health;
@@ -99,42 +100,13 @@ impl FromRequestParts<AppState> for EmployerCtx {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let session = user_session(parts, state).await?;
-        EmployerSession {
-            user_id: session.subject,
-        }
-        .check(state)
-        .await
-    }
-}
-
-/// Employer area for a handler whose own statement carries the employer check (the
-/// applications list, docs/DECISIONS.md 58): the user session is checked here, the company is
-/// the session user's org profile's inside the handler's statement. Whenever that statement
-/// finds nothing, and before any other error, the handler must call [`Self::check`], which
-/// answers as [`EmployerCtx`] would have (401 `session_ended`, 403 `forbidden`).
-pub struct EmployerSession {
-    pub user_id: i64,
-}
-
-impl EmployerSession {
-    /// The area check [`EmployerCtx`] runs: the user exists and has an org profile.
-    pub async fn check(&self, state: &AppState) -> Result<EmployerCtx, ApiError> {
-        let company_id = db::org::employer_company(&state.db, self.user_id)
+        // A session whose identity was deleted is over; a user without an org profile is not
+        // an employer.
+        let company_id = db::org::employer_company(&state.db, session.subject)
             .await?
             .ok_or(ApiError::SessionEnded)?
             .ok_or(ApiError::Forbidden)?;
-        Ok(EmployerCtx { company_id })
-    }
-}
-
-impl FromRequestParts<AppState> for EmployerSession {
-    type Rejection = ApiError;
-
-    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let session = user_session(parts, state).await?;
-        Ok(Self {
-            user_id: session.subject,
-        })
+        Ok(Self { company_id })
     }
 }
 

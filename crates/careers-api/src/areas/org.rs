@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use super::{EmployerCtx, EmployerSession};
+use super::EmployerCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -286,45 +286,25 @@ struct ApplicationParams {
     security(("user_session" = []))
 )]
 async fn list_applications(
-    employer: EmployerSession,
+    ctx: EmployerCtx,
     State(state): State<AppState>,
-    params: Result<Query<ApplicationParams>, ApiError>,
+    Query(params): Query<ApplicationParams>,
 ) -> Result<Response, ApiError> {
-    // The area check comes before the parameters' errors, as on every employer route.
-    let resolved = params.and_then(|Query(params)| {
-        let page = PageParams {
-            page: params.page,
-            per_page: params.per_page,
-        };
-        Ok((page.resolve()?, params.careers_job_id))
-    });
-    let ((page, per_page), job_id) = match resolved {
-        Ok(resolved) => resolved,
-        Err(error) => {
-            employer.check(&state).await?;
-            return Err(error);
-        }
+    let page = PageParams {
+        page: params.page,
+        per_page: params.per_page,
     };
-    let rows =
-        db::careers::employer_applications(&state.db, employer.user_id, job_id, page, per_page)
-            .await?;
+    let (page, per_page) = page.resolve()?;
+    let rows = db::careers::employer_applications(
+        &state.db,
+        ctx.company_id,
+        params.careers_job_id,
+        page,
+        per_page,
+    )
+    .await?;
     // The items borrow their text from `rows`, so the answer is written here, while they live.
-    let (items, total) = match &rows {
-        Some(rows) => rows.page()?,
-        // Nothing found: the area check tells a non-employer (403) or an ended session (401)
-        // from an empty page; past the last page the total is counted apart.
-        None => {
-            let ctx = employer.check(&state).await?;
-            let total = match page {
-                1 => 0,
-                _ => {
-                    db::careers::count_employer_applications(&state.db, ctx.company_id, job_id)
-                        .await?
-                }
-            };
-            (Vec::new(), total)
-        }
-    };
+    let (items, total) = rows.page()?;
     Ok(EmployerApplicationList {
         careers_job_applications: items,
         meta: Meta::new(page, per_page, total),

@@ -580,17 +580,23 @@ impl<'r> FromRow<'r> for ApplicantRow<'r> {
     }
 }
 
-/// A page of [`applications_to`]'s rows as the database returned them, never empty. The
-/// page's items borrow their text from it, so that a list answer copies each string once,
-/// from the row into the body: copying it into a `String` on the way cost the list about 4 %
-/// of its CPU (docs/PERFORMANCE.md, sessions 13 and 14).
-pub struct ApplicantRows(Rows);
+/// A page of [`applications_to`]'s rows as the database returned them, with the total of the
+/// whole selection. The page's items borrow their text from it, so that a list answer copies
+/// each string once, from the row into the body: copying it into a `String` on the way cost the
+/// list about 4 % of its CPU (docs/PERFORMANCE.md, sessions 13 and 14).
+pub struct ApplicantRows {
+    rows: Rows,
+    /// The total when there is no row to carry it: 0 on the first page, counted past the last.
+    empty_total: u64,
+}
 
 impl ApplicantRows {
     /// The page's items, and the total of the whole selection.
     pub fn page(&self) -> Result<(Vec<EmployerApplicationItem<'_>>, u64), ApiError> {
-        let rows: Vec<ApplicantRow> = self.0.decode()?;
-        let total = rows.first().map_or(0, |row| row.total as u64);
+        let rows: Vec<ApplicantRow> = self.rows.decode()?;
+        let total = rows
+            .first()
+            .map_or(self.empty_total, |row| row.total as u64);
         let items = rows
             .into_iter()
             .map(|r| EmployerApplicationItem {
@@ -609,87 +615,60 @@ impl ApplicantRows {
 /// tables. The company is the application's own `company_id` (kept equal to its job's by a
 /// foreign key), so a page walks the `(company_id, id)` index in order and stops after its
 /// rows: no sub-query on the jobs, no sort of the company's every application
-/// (docs/PERFORMANCE.md, session 6). `company` is the company's expression (`$1`, or
-/// [`EMPLOYER_COMPANY`]: an uncorrelated sub-query, evaluated once); `filters` adds conditions
-/// on `a` with the next placeholders. The total of the whole selection rides along on every
-/// row from an uncorrelated sub-query, which the database computes once, so a page needs no
+/// (docs/PERFORMANCE.md, session 6). The company is `$1`; `filters` adds conditions on `a` with
+/// the next placeholders. The total of the whole selection rides along on every row from an
+/// uncorrelated sub-query, which the database computes once, so a page with rows needs no
 /// count statement (a `COUNT(*) OVER ()` window made SQLite materialise and sort the result,
 /// ~40 % slower). The SQL is written out rather than built per request: building and dropping
 /// the ORM's query was a tenth of the list's CPU (docs/PERFORMANCE.md).
-fn applications_to(company: &str, filters: &str, tail: &str) -> String {
-    let selection = applications_selection(company, filters);
+fn applications_to(filters: &str, tail: &str) -> String {
     format!(
         "SELECT a.id, a.status, a.cover_letter, a.created_at, a.updated_at, \
          p.id AS profile_id, u.id AS user_id, u.first_name AS user_first_name, \
-         u.last_name AS user_last_name, (SELECT COUNT(*) FROM {selection}) AS total \
+         u.last_name AS user_last_name, \
+         (SELECT COUNT(*) FROM careers_job_applications a WHERE a.company_id = $1{filters}) \
+         AS total \
          FROM careers_job_applications a \
          INNER JOIN careers_user_profiles p ON p.id = a.careers_user_profile_id \
          INNER JOIN identities_users u ON u.id = p.identities_user_id \
-         WHERE a.company_id = {company}{filters}{tail}"
+         WHERE a.company_id = $1{filters}{tail}"
     )
 }
 
-/// The applications that [`applications_to`] pages through, for counting.
-fn applications_selection(company: &str, filters: &str) -> String {
-    format!("careers_job_applications a WHERE a.company_id = {company}{filters}")
-}
-
-/// The company of the user `$1`'s org profile, in place of a company id: the employer check
-/// inside the statement (docs/DECISIONS.md 58). NULL, so no row, for a user without one.
-const EMPLOYER_COMPANY: &str =
-    "(SELECT op.company_id FROM org_user_profiles op WHERE op.identities_user_id = $1)";
-
-const JOB_FILTER: &str = " AND a.careers_job_id = $2";
-
-/// The page of applications to the jobs of `user_id`'s company, with the total: one statement
-/// that also checks that the user is an employer. `None` when the page is empty, which is
-/// also what a user without an org profile gets: the caller then runs the area check, and
-/// past the last page [`count_employer_applications`].
+/// The page of applications to `company_id`'s jobs (to one of them with `job_id`), with the
+/// total: one statement, and a count past the last page, where no row carries the total.
 pub async fn employer_applications(
     db: &Db,
-    user_id: i64,
+    company_id: i64,
     job_id: Option<i64>,
     page: u64,
     per_page: u64,
-) -> Result<Option<ApplicantRows>, ApiError> {
+) -> Result<ApplicantRows, ApiError> {
     // The statements, written once: without and with the job filter.
     static PAGES: LazyLock<[String; 2]> = LazyLock::new(|| {
         [
-            applications_to(EMPLOYER_COMPANY, "", " ORDER BY a.id LIMIT $2 OFFSET $3"),
+            applications_to("", " ORDER BY a.id LIMIT $2 OFFSET $3"),
             applications_to(
-                EMPLOYER_COMPANY,
-                JOB_FILTER,
+                " AND a.careers_job_id = $2",
                 " ORDER BY a.id LIMIT $3 OFFSET $4",
             ),
         ]
     });
     let filtered = usize::from(job_id.is_some());
-    let mut binds: Vec<i64> = [Some(user_id), job_id].into_iter().flatten().collect();
+    let mut binds: Vec<i64> = [Some(company_id), job_id].into_iter().flatten().collect();
     binds.extend([per_page as i64, ((page - 1) * per_page) as i64]);
     let rows = db.fetch_rows(PAGES[filtered].as_str(), &binds).await?;
-    Ok((!rows.is_empty()).then_some(ApplicantRows(rows)))
-}
-
-/// How many applications [`employer_applications`] pages through for `company_id`.
-pub async fn count_employer_applications(
-    db: &Db,
-    company_id: i64,
-    job_id: Option<i64>,
-) -> Result<u64, ApiError> {
-    static COUNTS: LazyLock<[String; 2]> = LazyLock::new(|| {
-        ["", JOB_FILTER].map(|filter| {
-            format!(
-                "SELECT COUNT(*) AS total FROM {}",
-                applications_selection("$1", filter)
-            )
-        })
-    });
-    let binds: Vec<i64> = [Some(company_id), job_id].into_iter().flatten().collect();
-    let filtered = usize::from(job_id.is_some());
-    let total = db
-        .fetch_optional::<i64>(COUNTS[filtered].as_str(), &binds)
-        .await?;
-    Ok(total.unwrap_or(0) as u64)
+    let empty_total = if rows.is_empty() && page > 1 {
+        let mut applications =
+            application::Entity::find().filter(application::Column::CompanyId.eq(company_id));
+        if let Some(job_id) = job_id {
+            applications = applications.filter(application::Column::CareersJobId.eq(job_id));
+        }
+        applications.count(&**db).await?
+    } else {
+        0
+    };
+    Ok(ApplicantRows { rows, empty_total })
 }
 
 pub async fn employer_application(
@@ -697,7 +676,7 @@ pub async fn employer_application(
     company_id: i64,
     id: i64,
 ) -> Result<Option<EmployerApplicationDetail>, ApiError> {
-    static SQL: LazyLock<String> = LazyLock::new(|| applications_to("$1", " AND a.id = $2", ""));
+    static SQL: LazyLock<String> = LazyLock::new(|| applications_to(" AND a.id = $2", ""));
     let rows = db.fetch_rows(SQL.as_str(), &[company_id, id]).await?;
     let Some(row) = rows.decode::<ApplicantRow>()?.into_iter().next() else {
         return Ok(None);

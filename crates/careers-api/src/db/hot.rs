@@ -7,6 +7,10 @@
 //! which cost about a tenth of an authenticated GET (docs/PERFORMANCE.md, session 4). Their
 //! rows are decoded by position, written once for both backends ([`FromRow`]).
 
+// `unsafe` here: ASCII bytes taken as text without a second check, each block with its
+// SAFETY argument.
+#![allow(unsafe_code)]
+
 use std::ops::Deref;
 use std::sync::Arc;
 
@@ -260,10 +264,10 @@ fn sqlite_ascii(row: &SqliteRow, index: usize) -> Option<&str> {
 /// the caller leaves to sqlx's own decoder (`text_decodes_as_sqlx_does`,
 /// `postgres_values_decode_as_sqlx_does`).
 fn ascii(bytes: &[u8]) -> Option<&str> {
-    // SAFETY: ASCII bytes are valid UTF-8.
-    bytes
-        .is_ascii()
-        .then(|| unsafe { std::str::from_utf8_unchecked(bytes) })
+    bytes.is_ascii().then(|| {
+        // SAFETY: ASCII bytes are valid UTF-8.
+        unsafe { std::str::from_utf8_unchecked(bytes) }
+    })
 }
 
 /// Text: ASCII taken as it is from either backend ([`ascii`]), anything else decoded by sqlx's

@@ -63,6 +63,8 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
     Migrator::up(db, None).await
 }
 
+// `unsafe` here: one SQLite setting sqlx does not expose, through its raw handle.
+#[allow(unsafe_code)]
 mod sqlite {
     use std::ffi::c_int;
 
@@ -162,6 +164,7 @@ mod tests {
 
     /// The build settings of .cargo/config.toml (DECISIONS 54) reach the SQLite that sqlx links.
     #[test]
+    #[allow(unsafe_code)]
     fn sqlite_allocates_with_mimalloc_and_keeps_no_memory_statistics() {
         // SAFETY: plain allocations of 64 bytes, each checked and freed by its own allocator;
         // the two queries only read a pointer or SQLite's global counter.

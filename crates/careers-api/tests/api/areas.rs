@@ -197,9 +197,9 @@ backend_tests! {
     }
 
     async fn employer_area_checks_come_before_query_errors(backend) {
-        // The applications list runs its area check inside its page statement (DECISIONS 58);
-        // a non-employer still gets 403 before any error of the query string, as on the
-        // routes whose extractor checks first, and the employer gets the 400.
+        // Every employer route's extractor runs the area check before the handler reads the
+        // query string (DECISIONS 77): a non-employer gets 403 before any error of the query
+        // string, and the employer gets the 400.
         let app = TestApp::spawn(backend).await;
         let (boss, _, cara, _) = hiring(&app).await;
         let (_, plain) = app.user_session("plain@example.com").await;
@@ -221,8 +221,8 @@ backend_tests! {
     }
 
     async fn employer_list_forbids_a_former_employer_whose_company_has_applications(backend) {
-        // The list's statement finds no company for a user whose org profile is gone, even
-        // while that company's applications exist: the area check then answers 403.
+        // A user whose org profile is gone is no employer, even while that company's
+        // applications exist: the area check answers 403 on every variant of the list.
         let app = TestApp::spawn(backend).await;
         let acme = company(&app, "Acme").await;
         let (_, org_profile_id, boss) =

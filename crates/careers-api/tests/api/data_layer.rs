@@ -179,10 +179,11 @@ backend_tests! {
         assert_eq!(response.status(), reqwest::StatusCode::OK);
         let statements = app.sql_statements()[start..].to_vec();
         let page = statements.iter().find(|sql| sql.contains(" LIMIT ")).expect("the page statement");
-        // `$1` is the employer, whose company the statement reads itself (DECISIONS 58).
-        let employer_id = scalar(&app, "SELECT id FROM identities_users \
-            WHERE email = 'employer@acme.example'").await;
-        let page = page.replace("$1", &employer_id).replace("$2", "25").replace("$3", "0");
+        // `$1` is the employer's company.
+        let company_id = scalar(&app, "SELECT op.company_id FROM org_user_profiles op \
+            INNER JOIN identities_users u ON u.id = op.identities_user_id \
+            WHERE u.email = 'employer@acme.example'").await;
+        let page = page.replace("$1", &company_id).replace("$2", "25").replace("$3", "0");
         let db = &*app.state.db;
         let backend = db.get_database_backend();
         let plan: Vec<String> = if backend == DatabaseBackend::Sqlite {

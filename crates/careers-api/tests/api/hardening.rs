@@ -76,6 +76,19 @@ backend_tests! {
         assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
     }
 
+    async fn a_login_flood_waits_in_line_instead_of_being_refused(backend) {
+        let app = TestApp::spawn(backend).await;
+        app.create_user("ada@example.com").await;
+        // Far more logins at once than there are hashing slots (and than the old queue held).
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let flood = (0..20 * cores).map(|_| app.login_raw(&USER, "ada@example.com", PASSWORD));
+        let answers = futures::future::join_all(flood).await;
+        for answer in &answers {
+            assert_eq!(answer.status(), StatusCode::CREATED, "a flood waits, it is not refused");
+        }
+        assert_eq!(app.state.passwords.waiting(), 0);
+    }
+
     async fn a_successful_login_refunds_its_own_attempt_only(backend) {
         let app = TestApp::spawn(backend).await;
         let limit = app.state.config.limits.login_failures_per_account;
