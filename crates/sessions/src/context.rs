@@ -15,3 +15,25 @@ pub struct SessionContext {
     /// Namespace of the token store that holds this context's sessions.
     pub namespace: &'static str,
 }
+
+/// The two contexts of the application, for this crate's unit tests.
+#[cfg(test)]
+pub(crate) mod examples {
+    use super::SessionContext;
+
+    pub const USER: SessionContext = SessionContext {
+        name: "user",
+        payload_key: "user_id",
+        access_cookie: "jwt_access",
+        csrf_cookie: "CSRF_TOKEN",
+        namespace: "default",
+    };
+
+    pub const ADMIN: SessionContext = SessionContext {
+        name: "admin",
+        payload_key: "admin_id",
+        access_cookie: "team_jwt_access",
+        csrf_cookie: "TEAM_CSRF_TOKEN",
+        namespace: "team",
+    };
+}

@@ -241,20 +241,7 @@ mod tests {
         assert_eq!(parent_domain_of_host(""), None);
     }
 
-    const USER: SessionContext = SessionContext {
-        name: "user",
-        payload_key: "user_id",
-        access_cookie: "jwt_access",
-        csrf_cookie: "CSRF_TOKEN",
-        namespace: "default",
-    };
-    const ADMIN: SessionContext = SessionContext {
-        name: "admin",
-        payload_key: "admin_id",
-        access_cookie: "team_jwt_access",
-        csrf_cookie: "TEAM_CSRF_TOKEN",
-        namespace: "team",
-    };
+    use crate::context::examples::{ADMIN, USER};
 
     /// The policies of CONTRACT §2: development, any other environment, production and qa,
     /// and the admin context partitioned.

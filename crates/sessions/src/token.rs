@@ -278,20 +278,7 @@ fn header_is_hs256(segment: &str) -> bool {
 mod tests {
     use super::*;
 
-    const USER: SessionContext = SessionContext {
-        name: "user",
-        payload_key: "user_id",
-        access_cookie: "jwt_access",
-        csrf_cookie: "CSRF_TOKEN",
-        namespace: "default",
-    };
-    const ADMIN: SessionContext = SessionContext {
-        name: "admin",
-        payload_key: "admin_id",
-        access_cookie: "team_jwt_access",
-        csrf_cookie: "TEAM_CSRF_TOKEN",
-        namespace: "team",
-    };
+    use crate::context::examples::{ADMIN, USER};
 
     fn keys() -> TokenKeys {
         TokenKeys::new(&SigningSecret::new(vec![7u8; 32]).unwrap())

@@ -132,6 +132,31 @@ fn stop(server: &mut Server) -> (std::process::ExitStatus, String) {
     (status, log)
 }
 
+/// Logs `ada@example.com` in through `url` and returns the cookies' credentials.
+async fn log_in(client: &reqwest::Client, url: &str) -> Creds {
+    let login = client
+        .post(url)
+        .json(&json!({ "email": "ada@example.com", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), StatusCode::CREATED);
+    Creds::from_response(&careers_api::areas::USER, &login)
+}
+
+/// Refreshes `creds` through `url` and returns the new credentials.
+async fn refresh(client: &reqwest::Client, url: &str, creds: &Creds) -> Creds {
+    let refreshed = client
+        .patch(url)
+        .header("cookie", creds.cookie_header())
+        .header("x-csrf-token", &creds.csrf)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refreshed.status(), StatusCode::OK);
+    Creds::from_response(&careers_api::areas::USER, &refreshed)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
     let mut server = start().await;
@@ -145,14 +170,7 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
         .await
         .unwrap();
     assert_eq!(failed.status(), StatusCode::UNAUTHORIZED);
-    let login = client
-        .post(url("/identities/sessions"))
-        .json(&json!({ "email": "ada@example.com", "password": PASSWORD }))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(login.status(), StatusCode::CREATED);
-    let first = Creds::from_response(&careers_api::areas::USER, &login);
+    let first = log_in(&client, &url("/identities/sessions")).await;
     // A query string (here an e-mail in `?q=`) is not logged, only the path; a client's request
     // id is kept and echoed.
     let read = client
@@ -172,15 +190,7 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
         .await
         .unwrap();
     assert_eq!(bad_csrf.status(), StatusCode::FORBIDDEN);
-    let refreshed = client
-        .patch(url("/identities/sessions/current"))
-        .header("cookie", first.cookie_header())
-        .header("x-csrf-token", &first.csrf)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(refreshed.status(), StatusCode::OK);
-    let second = Creds::from_response(&careers_api::areas::USER, &refreshed);
+    let second = refresh(&client, &url("/identities/sessions/current"), &first).await;
     let logout = client
         .delete(url("/identities/sessions/current"))
         .header("cookie", second.cookie_header())
@@ -191,21 +201,8 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
     assert_eq!(logout.status(), StatusCode::NO_CONTENT);
 
     // Theft: a token superseded by a refresh more than 10 s ago ends its session on a read.
-    let login = client
-        .post(url("/identities/sessions"))
-        .json(&json!({ "email": "ada@example.com", "password": PASSWORD }))
-        .send()
-        .await
-        .unwrap();
-    let third = Creds::from_response(&careers_api::areas::USER, &login);
-    let stolen = client
-        .patch(url("/identities/sessions/current"))
-        .header("cookie", third.cookie_header())
-        .header("x-csrf-token", &third.csrf)
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(stolen.status(), StatusCode::OK);
+    let third = log_in(&client, &url("/identities/sessions")).await;
+    refresh(&client, &url("/identities/sessions/current"), &third).await;
     tokio::time::sleep(std::time::Duration::from_millis(11_000)).await;
     let replayed = client
         .get(url("/identities/user/1"))
