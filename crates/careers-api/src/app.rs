@@ -1,115 +1,18 @@
-//! Application state, and the service (the router inside its layers) shared by `serve` and
-//! the tests.
+//! The service: the router inside its edge layer, shared by `serve` and the tests, and the
+//! server's background work.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::extract::{DefaultBodyLimit, Request};
 use axum::{Router, ServiceExt};
-use sea_orm::DatabaseConnection;
-use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
-use sessions::{
-    AnyStore, Clock, CookieDomain, CookiePolicy, OriginPolicy, SameSite, SessionEngine,
-    SessionPolicy, TokenKeys,
-};
+use sessions::AnyStore;
 use tower::Layer;
 
-use crate::config::Config;
 use crate::edge::{Edge, EdgeLayer};
 use crate::error::ApiError;
 use crate::extract::BODY_LIMIT;
-use crate::password::Passwords;
-use crate::{db, db::DbErrorContext};
-
-#[derive(Clone)]
-pub struct AppState {
-    pub db: db::Db,
-    pub sessions: Arc<SessionEngine>,
-    pub passwords: Arc<Passwords>,
-    pub config: Arc<Config>,
-    pub openapi: Arc<utoipa::openapi::OpenApi>,
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum StartupError {
-    #[error("database: {0}")]
-    Database(String),
-    #[error("token store: {0}")]
-    TokenStore(String),
-}
-
-impl AppState {
-    /// Connects the database (migrating it) and the token store of `config`.
-    pub async fn build(config: Config, clock: Arc<dyn Clock>) -> Result<Self, StartupError> {
-        let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
-            .await
-            .context_startup()?;
-        db::migrate(&db).await.context_startup()?;
-        let store = build_store(&config).await?;
-        Ok(Self::with_parts(config, db, store, clock))
-    }
-
-    pub fn with_parts(
-        config: Config,
-        db: DatabaseConnection,
-        store: AnyStore,
-        clock: Arc<dyn Clock>,
-    ) -> Self {
-        let engine = SessionEngine::new(
-            TokenKeys::new(&config.signing_secret),
-            store,
-            clock,
-            cookie_policy(&config),
-            OriginPolicy::new(config.cors_allowed_origins.clone()),
-            SessionPolicy {
-                sessions_per_identity: config.limits.sessions_per_identity,
-                ..SessionPolicy::default()
-            },
-        );
-        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Self {
-            db: db::Db::new(db),
-            sessions: Arc::new(engine),
-            passwords: Passwords::new(cores),
-            config: Arc::new(config),
-            openapi: Arc::new(crate::openapi::document()),
-        }
-    }
-}
-
-pub async fn build_store(config: &Config) -> Result<AnyStore, StartupError> {
-    Ok(match &config.redis_url {
-        Some(url) => AnyStore::Redis(
-            RedisStore::connect(RedisStoreConfig {
-                url: url.0.clone(),
-                key_prefix: config.redis_key_prefix.clone(),
-                command_timeout: Duration::from_secs(2),
-            })
-            .await
-            .map_err(|e| StartupError::TokenStore(e.to_string()))?,
-        ),
-        None => AnyStore::Memory(MemoryStore::new()),
-    })
-}
-
-/// The one place that turns the environment into a cookie policy (CONTRACT §2).
-pub fn cookie_policy(config: &Config) -> CookiePolicy {
-    let development = config.env.is_development();
-    CookiePolicy {
-        secure: !development,
-        same_site: if development {
-            SameSite::Lax
-        } else {
-            SameSite::None
-        },
-        domain: match (&config.cookie_domain, config.env.needs_cookie_domain()) {
-            (Some(domain), true) => CookieDomain::Fixed(domain.clone()),
-            _ => CookieDomain::FromHost,
-        },
-        partitioned: config.cookie_partitioned.clone(),
-    }
-}
+use crate::state::AppState;
 
 /// The service `serve` runs: the router inside the edge layer (request id, headers, CORS,
 /// access line, panics). It wraps the router instead of being added with `Router::layer`,

@@ -8,11 +8,12 @@ use std::sync::Arc;
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use sessions::{SystemClock, TokenStore};
 
-use crate::app::{self, AppState};
+use crate::app;
 use crate::areas::{ADMIN, USER};
 use crate::config::Config;
 use crate::db;
 use crate::password::Passwords;
+use crate::state::{self, AppState};
 
 #[derive(Debug, Parser)]
 #[command(name = "careers-api", version, about = "Careers marketplace HTTP API")]
@@ -382,7 +383,9 @@ async fn set_admin_password(config: Config, email: String) -> Result<(), String>
         );
         return Ok(());
     }
-    let store = app::build_store(&config).await.map_err(|e| e.to_string())?;
+    let store = state::build_store(&config)
+        .await
+        .map_err(|e| e.to_string())?;
     let ended = store
         .revoke_all(ADMIN.namespace, admin.id)
         .await
@@ -417,7 +420,9 @@ async fn flush(config: Config, context: ContextArg) -> Result<(), String> {
                 .into(),
         );
     }
-    let store = app::build_store(&config).await.map_err(|e| e.to_string())?;
+    let store = state::build_store(&config)
+        .await
+        .map_err(|e| e.to_string())?;
     store.ping().await.map_err(|e| e.to_string())?;
     let context = match context {
         ContextArg::User => USER,

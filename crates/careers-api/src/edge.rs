@@ -23,7 +23,6 @@
 //! per-request span, two formatted events, boxed response bodies and header maps cost about a
 //! tenth of the server's CPU (docs/PERFORMANCE.md).
 
-use std::cell::RefCell;
 use std::future::Future;
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
@@ -41,7 +40,7 @@ use tracing::Level;
 use sessions::OriginPolicy;
 
 use crate::error::ApiError;
-use crate::logging::{ACCESS_MESSAGE, ACCESS_TARGET, Access, LineSink};
+use crate::logging::{ACCESS_MESSAGE, ACCESS_TARGET, Access, Handling, LineSink};
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -176,41 +175,6 @@ where
             line: Some(line),
             access,
         }
-    }
-}
-
-thread_local! {
-    /// The id of the request whose handler this thread is running, for the log lines written
-    /// meanwhile (`logging::json`); empty between requests. One task runs on a thread at a
-    /// time, so the id of the request being polled is the id of every event it emits.
-    static HANDLING: RefCell<String> = const { RefCell::new(String::new()) };
-}
-
-/// Calls `f` with the id of the request this thread is handling, if any.
-pub(crate) fn with_request_id<R>(f: impl FnOnce(Option<&str>) -> R) -> R {
-    HANDLING.with(|id| match id.try_borrow() {
-        Ok(id) if !id.is_empty() => f(Some(id.as_str())),
-        _ => f(None),
-    })
-}
-
-/// Marks the thread as handling the request `id` until dropped (also when the handler panics).
-struct Handling;
-
-impl Handling {
-    fn start(id: &HeaderValue) -> Self {
-        HANDLING.with(|current| {
-            let mut current = current.borrow_mut();
-            current.clear();
-            current.push_str(id.to_str().unwrap_or_default());
-        });
-        Handling
-    }
-}
-
-impl Drop for Handling {
-    fn drop(&mut self) {
-        HANDLING.with(|current| current.borrow_mut().clear());
     }
 }
 

@@ -20,5 +20,6 @@ pub mod logging;
 pub mod openapi;
 pub mod password;
 pub mod seed;
+pub mod state;
 pub mod throttle;
 pub mod views;

@@ -1,15 +1,14 @@
 //! The OpenAPI 3.1 document, generated from the handlers' annotations. Every route is
 //! registered through `utoipa_axum::routes!`, so a route cannot exist without its document.
 
-use axum::extract::State;
 use utoipa::openapi::OpenApi as Document;
 use utoipa::openapi::security::{ApiKey, ApiKeyValue, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::areas;
+use crate::state::AppState;
 use crate::views::Json;
 
 #[derive(OpenApi)]
@@ -71,9 +70,11 @@ pub fn router() -> OpenApiRouter<AppState> {
         .routes(routes!(openapi_json))
 }
 
-/// The document, built once at start.
-pub fn document() -> Document {
-    router().into_openapi()
+/// The document, built once, on first use.
+pub fn document() -> &'static Document {
+    static DOCUMENT: std::sync::LazyLock<Document> =
+        std::sync::LazyLock::new(|| router().into_openapi());
+    &DOCUMENT
 }
 
 #[utoipa::path(
@@ -83,6 +84,6 @@ pub fn document() -> Document {
     summary = "This OpenAPI 3.1 document",
     responses((status = 200, description = "The document", body = serde_json::Value))
 )]
-async fn openapi_json(State(state): State<AppState>) -> Json<std::sync::Arc<Document>> {
-    Json(state.openapi.clone())
+async fn openapi_json() -> Json<&'static Document> {
+    Json(document())
 }

@@ -15,8 +15,8 @@ use axum::http::request::Parts;
 use sessions::{SessionContext, TokenStore};
 use sha2::{Digest, Sha256};
 
-use crate::app::AppState;
 use crate::error::ApiError;
+use crate::state::AppState;
 
 /// The window of the login failure counters.
 pub const LOGIN_WINDOW_SECONDS: i64 = 15 * 60;

@@ -7,12 +7,12 @@ use super::TalentCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::db;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Query};
 use crate::forms::careers::JobApplicationForm;
+use crate::state::AppState;
 use crate::views::{CandidateApplicationList, CandidateApplicationOne, Json, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {

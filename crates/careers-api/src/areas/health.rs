@@ -9,9 +9,9 @@ use sessions::TokenStore;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
+use crate::state::AppState;
 use crate::views::Json;
 
 const CHECK_TIMEOUT: Duration = Duration::from_secs(2);

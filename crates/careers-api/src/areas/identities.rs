@@ -7,7 +7,6 @@ use super::UserCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::db;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
@@ -16,6 +15,7 @@ use crate::forms::IdRef;
 use crate::forms::careers::TalentProfileCreateForm;
 use crate::forms::identities::{SignUpForm, UserUpdateForm};
 use crate::password::Purpose;
+use crate::state::AppState;
 use crate::throttle::{self, ClientAddr};
 use crate::views::identities::UserView;
 use crate::views::{CareersUserProfileOne, IdentitiesUserOne, Json};

@@ -6,11 +6,11 @@ use super::MarketplaceCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::db;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Path, Query};
+use crate::state::AppState;
 use crate::views::{Json, MarketplaceJobList, MarketplaceJobOne, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -15,11 +15,11 @@ use ::sessions::{Authenticated, SessionContext};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 
-use crate::app::AppState;
 use crate::db;
 use crate::db::entities::careers;
 use crate::db::entities::identities::{admin, user};
 use crate::error::ApiError;
+use crate::state::AppState;
 use crate::views::identities::UserView;
 
 /// The user context: candidate, employer and marketplace frontends.

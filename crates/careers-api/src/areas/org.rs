@@ -9,13 +9,13 @@ use super::EmployerCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::db;
 use crate::db::org::Scope;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Path, Query};
 use crate::forms::org::{JobForm, OrgUserProfileForm};
+use crate::state::AppState;
 use crate::views::org::OrgUserProfileView;
 use crate::views::{
     CareersJobList, CareersJobOne, EmployerApplicationList, EmployerApplicationOne, Json, Meta,

@@ -16,7 +16,6 @@ use super::{ADMIN, USER};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::db;
 use crate::db::identities::normalize_email;
 use crate::error::ApiError;
@@ -24,6 +23,7 @@ use crate::error::ErrorBody;
 use crate::extract::Json;
 use crate::forms::identities::LoginForm;
 use crate::password::Purpose;
+use crate::state::AppState;
 use crate::throttle::{ClientAddr, LoginThrottle};
 use crate::views::identities::{AdminView, UserView};
 use crate::views::rfc3339;

@@ -6,12 +6,12 @@ use super::TalentCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::db;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::Json as Form;
 use crate::forms::careers::TalentProfileForm;
+use crate::state::AppState;
 use crate::views::CareersUserProfileOne;
 use crate::views::Json;
 

@@ -8,13 +8,13 @@ use super::AdminCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::app::AppState;
 use crate::db;
 use crate::db::org::Scope;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Path, Query};
 use crate::forms::org::OrgUserProfileForm;
+use crate::state::AppState;
 use crate::views::identities::UserView;
 use crate::views::{
     IdentitiesUserList, Json, Meta, OrgCompanyList, OrgUserProfileList, OrgUserProfileOne,

@@ -131,17 +131,6 @@ fn sqlite_parent_dir(url: &str) -> Option<&std::path::Path> {
         .filter(|p| !p.as_os_str().is_empty())
 }
 
-/// Turns start-up database errors into a message for the operator.
-pub trait DbErrorContext<T> {
-    fn context_startup(self) -> Result<T, crate::app::StartupError>;
-}
-
-impl<T> DbErrorContext<T> for Result<T, DbErr> {
-    fn context_startup(self) -> Result<T, crate::app::StartupError> {
-        self.map_err(|e| crate::app::StartupError::Database(e.to_string()))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     #[tokio::test]

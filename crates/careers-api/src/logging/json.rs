@@ -5,7 +5,7 @@
 //! access line alone cost a tenth of an authenticated GET's instructions
 //! (docs/PERFORMANCE.md). The service opens no spans, so none are written; an event written
 //! while a request's handler runs gets that request's id as the field `request_id` instead
-//! (`crate::edge`). The edge layer's access line has its own writer here, [`access_line`],
+//! (the edge layer marks it, [`super::Handling`]). The edge layer's access line has its own writer here, [`access_line`],
 //! which writes the same bytes without tracing's dispatch (docs/DECISIONS.md 57).
 
 use std::fmt::{self, Write as _};
@@ -49,7 +49,7 @@ where
         fields.result?;
         // Written while a request's handler runs: that request's id, unless the event names one.
         if !fields.request_id {
-            crate::edge::with_request_id(|id| match id {
+            super::with_request_id(|id| match id {
                 Some(id) => {
                     out.write_str(",\"request_id\":")?;
                     string(&mut out, id)

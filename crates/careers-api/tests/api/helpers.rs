@@ -5,10 +5,11 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use careers_api::app::{self, AppState};
+use careers_api::app;
 use careers_api::areas::{ADMIN, USER};
 use careers_api::config::Config;
 use careers_api::db;
+use careers_api::state::AppState;
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use sea_orm::ConnectionTrait;
 use serde_json::{Value, json};

@@ -1,0 +1,109 @@
+//! What every handler may reach, and how it is built from the configuration: the database, the
+//! session engine on its token store, the password hasher, the configuration itself.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use sea_orm::{DatabaseConnection, DbErr};
+use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
+use sessions::{
+    AnyStore, Clock, CookieDomain, CookiePolicy, OriginPolicy, SameSite, SessionEngine,
+    SessionPolicy, TokenKeys,
+};
+
+use crate::config::Config;
+use crate::db;
+use crate::password::Passwords;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub db: db::Db,
+    pub sessions: Arc<SessionEngine>,
+    pub passwords: Arc<Passwords>,
+    pub config: Arc<Config>,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error("database: {0}")]
+    Database(String),
+    #[error("token store: {0}")]
+    TokenStore(String),
+}
+
+impl StartupError {
+    fn database(error: DbErr) -> Self {
+        Self::Database(error.to_string())
+    }
+}
+
+impl AppState {
+    /// Connects the database (migrating it) and the token store of `config`.
+    pub async fn build(config: Config, clock: Arc<dyn Clock>) -> Result<Self, StartupError> {
+        let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
+            .await
+            .map_err(StartupError::database)?;
+        db::migrate(&db).await.map_err(StartupError::database)?;
+        let store = build_store(&config).await?;
+        Ok(Self::with_parts(config, db, store, clock))
+    }
+
+    pub fn with_parts(
+        config: Config,
+        db: DatabaseConnection,
+        store: AnyStore,
+        clock: Arc<dyn Clock>,
+    ) -> Self {
+        let engine = SessionEngine::new(
+            TokenKeys::new(&config.signing_secret),
+            store,
+            clock,
+            cookie_policy(&config),
+            OriginPolicy::new(config.cors_allowed_origins.clone()),
+            SessionPolicy {
+                sessions_per_identity: config.limits.sessions_per_identity,
+                ..SessionPolicy::default()
+            },
+        );
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        Self {
+            db: db::Db::new(db),
+            sessions: Arc::new(engine),
+            passwords: Passwords::new(cores),
+            config: Arc::new(config),
+        }
+    }
+}
+
+pub async fn build_store(config: &Config) -> Result<AnyStore, StartupError> {
+    Ok(match &config.redis_url {
+        Some(url) => AnyStore::Redis(
+            RedisStore::connect(RedisStoreConfig {
+                url: url.0.clone(),
+                key_prefix: config.redis_key_prefix.clone(),
+                command_timeout: Duration::from_secs(2),
+            })
+            .await
+            .map_err(|e| StartupError::TokenStore(e.to_string()))?,
+        ),
+        None => AnyStore::Memory(MemoryStore::new()),
+    })
+}
+
+/// The one place that turns the environment into a cookie policy (CONTRACT §2).
+pub fn cookie_policy(config: &Config) -> CookiePolicy {
+    let development = config.env.is_development();
+    CookiePolicy {
+        secure: !development,
+        same_site: if development {
+            SameSite::Lax
+        } else {
+            SameSite::None
+        },
+        domain: match (&config.cookie_domain, config.env.needs_cookie_domain()) {
+            (Some(domain), true) => CookieDomain::Fixed(domain.clone()),
+            _ => CookieDomain::FromHost,
+        },
+        partitioned: config.cookie_partitioned.clone(),
+    }
+}
