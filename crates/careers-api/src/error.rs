@@ -8,7 +8,7 @@ use sea_orm::DbErr;
 use serde::Serialize;
 use sessions::{SessionError, StoreError};
 
-use crate::views::Json;
+use axum::Json;
 
 /// Field errors keyed by the nested form path (`identities_user.id`).
 pub type FieldErrors = BTreeMap<String, Vec<String>>;
