@@ -433,7 +433,7 @@ def table(all_results, args):
         list_text = f"{list_ratio:.2f}× (the floor's own: {statistics.median(floor_list_paired):.2f}×)"
         verdicts += [
             (pair, "authenticated GET ≥ 0.9× floor", f"{get_ratio:.2f}×", get_ratio >= 0.9),
-            (pair, "job_applications list ≥ 0.5× single-row GET", list_text, list_ratio >= 0.5),
+            (pair, "job_applications list ≥ 0.45× single-row GET", list_text, list_ratio >= 0.45),
         ]
         if "login" not in results:
             continue
