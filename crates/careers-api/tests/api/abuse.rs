@@ -11,14 +11,6 @@ use crate::helpers::*;
 
 const CONTEXTS: [SessionContext; 2] = [USER, ADMIN];
 
-async fn session_of(app: &TestApp, ctx: &SessionContext, email: &str) -> (i64, Creds) {
-    if *ctx == USER {
-        app.user_session(email).await
-    } else {
-        app.admin_session(email).await
-    }
-}
-
 /// An unsafe request in the creds' own area, with their CSRF token.
 async fn write(app: &TestApp, creds: &Creds, subject: i64) -> Response {
     let request = if creds.ctx == USER {
@@ -40,7 +32,7 @@ backend_tests! {
         for ctx in CONTEXTS {
             for on_write in [false, true] {
                 let email = format!("{}-{on_write}@example.com", ctx.name);
-                let (id, owner) = session_of(&app, &ctx, &email).await;
+                let (id, owner) = app.session(&ctx, &email).await;
                 // The attacker refreshes first with a copy of the owner's cookies.
                 let stolen = app.refresh(&owner).await;
                 assert_eq!(stolen.status(), StatusCode::OK);
@@ -64,7 +56,7 @@ backend_tests! {
     async fn inside_the_grace_window_a_superseded_token_is_refused_and_the_session_lives(backend) {
         let app = TestApp::spawn(backend).await;
         for ctx in CONTEXTS {
-            let (id, old) = session_of(&app, &ctx, &format!("{}@example.com", ctx.name)).await;
+            let (id, old) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             let refreshed = app.refresh(&old).await;
             let new = Creds::from_response(&ctx, &refreshed);
             app.clock.advance(9);
@@ -123,8 +115,8 @@ backend_tests! {
         let app = TestApp::spawn_with(backend, &[("SESSIONS_PER_IDENTITY", "3")]).await;
         for ctx in CONTEXTS {
             let email = format!("{}@example.com", ctx.name);
-            let (id, first) = session_of(&app, &ctx, &email).await;
-            let (_, other_identity) = session_of(&app, &ctx, &format!("other-{email}")).await;
+            let (id, first) = app.session(&ctx, &email).await;
+            let (_, other_identity) = app.session(&ctx, &format!("other-{email}")).await;
             app.clock.advance(1);
             let second = app.login(&ctx, &email).await;
             app.clock.advance(1);

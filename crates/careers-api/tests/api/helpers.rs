@@ -232,6 +232,15 @@ impl TestApp {
         (id, self.login(&USER, email).await)
     }
 
+    /// An identity of `ctx` with a session: (identity id, credentials).
+    pub async fn session(&self, ctx: &SessionContext, email: &str) -> (i64, Creds) {
+        if *ctx == USER {
+            self.user_session(email).await
+        } else {
+            self.admin_session(email).await
+        }
+    }
+
     pub async fn admin_session(&self, email: &str) -> (i64, Creds) {
         let id = self.create_admin(email).await;
         (id, self.login(&ADMIN, email).await)

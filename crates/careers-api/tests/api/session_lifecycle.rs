@@ -10,14 +10,6 @@ use crate::helpers::*;
 
 const CONTEXTS: [SessionContext; 2] = [USER, ADMIN];
 
-async fn make_session(app: &TestApp, ctx: &SessionContext, email: &str) -> (i64, Creds) {
-    if *ctx == USER {
-        app.user_session(email).await
-    } else {
-        app.admin_session(email).await
-    }
-}
-
 backend_tests! {
     async fn login_answers_201_with_the_contract_body(backend) {
         let app = TestApp::spawn(backend).await;
@@ -103,7 +95,7 @@ backend_tests! {
     async fn refresh_keeps_the_session_and_replaces_access_and_csrf(backend) {
         let app = TestApp::spawn(backend).await;
         for ctx in CONTEXTS {
-            let (_, old) = make_session(&app, &ctx, &format!("{}@example.com", ctx.name)).await;
+            let (_, old) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             let login_claims = app.claims(&old);
             let before = app.record(&old).await.unwrap();
             app.clock.advance(120);
@@ -149,7 +141,7 @@ backend_tests! {
     async fn expired_access_token_must_refresh_and_refresh_accepts_it(backend) {
         let app = TestApp::spawn(backend).await;
         for ctx in CONTEXTS {
-            let (id, creds) = make_session(&app, &ctx, &format!("{}@example.com", ctx.name)).await;
+            let (id, creds) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             app.clock.advance(3599);
             assert_eq!(app.read(&creds, id).await.status(), StatusCode::OK, "valid for just under an hour");
             app.clock.advance(1);
@@ -164,7 +156,7 @@ backend_tests! {
     async fn logout_accepts_an_expired_access_token(backend) {
         let app = TestApp::spawn(backend).await;
         for ctx in CONTEXTS {
-            let (_, creds) = make_session(&app, &ctx, &format!("{}@example.com", ctx.name)).await;
+            let (_, creds) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             app.clock.advance(2 * 3600);
             assert_eq!(app.logout(&creds).await.status(), StatusCode::NO_CONTENT);
             assert!(app.record(&creds).await.is_none());
@@ -174,7 +166,7 @@ backend_tests! {
     async fn after_seven_days_the_session_has_ended_everywhere(backend) {
         let app = TestApp::spawn(backend).await;
         for ctx in CONTEXTS {
-            let (id, creds) = make_session(&app, &ctx, &format!("{}@example.com", ctx.name)).await;
+            let (id, creds) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             // Keep refreshing: the session's end never moves.
             let mut current = creds;
             for _ in 0..6 {
@@ -193,7 +185,7 @@ backend_tests! {
     async fn refresh_and_logout_need_the_csrf_header(backend) {
         let app = TestApp::spawn(backend).await;
         for ctx in CONTEXTS {
-            let (id, creds) = make_session(&app, &ctx, &format!("{}@example.com", ctx.name)).await;
+            let (id, creds) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             let before = app.record(&creds).await.unwrap();
             for method in [Method::PATCH, Method::DELETE] {
                 let missing = creds
@@ -246,7 +238,7 @@ backend_tests! {
     async fn logout_destroys_the_session_and_deletes_both_cookies(backend) {
         let app = TestApp::spawn(backend).await;
         for ctx in CONTEXTS {
-            let (id, creds) = make_session(&app, &ctx, &format!("{}@example.com", ctx.name)).await;
+            let (id, creds) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             assert!(app.record(&creds).await.is_some());
             let response = app.logout(&creds).await;
             assert_eq!(response.status(), StatusCode::NO_CONTENT);
