@@ -14,10 +14,6 @@
 //! for an unknown e-mail still verifies against a dummy hash, so timing does not reveal which
 //! e-mails exist.
 
-// `unsafe` here: the hashing threads' scheduling class (libc), each block with its SAFETY
-// argument.
-#![allow(unsafe_code)]
-
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::{Receiver, SyncSender, TrySendError, sync_channel};
 use std::sync::{Arc, Mutex};
@@ -271,18 +267,17 @@ fn worker(queue: &Mutex<Receiver<Job>>) {
 /// when no ordinary thread wants the core, and a request thread that wakes up preempts it at
 /// once. Nice 19 alone still let a woken request wait for the hashing thread's time slice: the
 /// reads' p99 during a login storm rose to 2.4–3.6× idle on a shared core (docs/PERFORMANCE.md).
-/// Nice 19 stays as the fallback where the idle class is refused.
+/// Set through the `thread-priority` crate; the lowest nice value stays as the fallback where
+/// the idle class is refused.
 fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    // SAFETY: both calls only read their arguments (a plain struct on the stack); `0` names
-    // the calling thread.
-    unsafe {
-        libc::setpriority(libc::PRIO_PROCESS, 0, 19);
-        libc::sched_setscheduler(
-            0,
-            libc::SCHED_IDLE,
-            &libc::sched_param { sched_priority: 0 },
-        );
+    use thread_priority::unix::{
+        NormalThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
+        thread_native_id,
+    };
+    use thread_priority::{ThreadPriority, set_current_thread_priority};
+    let idle = ThreadSchedulePolicy::Normal(NormalThreadSchedulePolicy::Idle);
+    if set_thread_priority_and_policy(thread_native_id(), ThreadPriority::Min, idle).is_err() {
+        let _ = set_current_thread_priority(ThreadPriority::Min);
     }
 }
 
@@ -386,9 +381,11 @@ mod queue_tests {
             if !name.starts_with("argon2-") {
                 continue;
             }
-            let tid: libc::pid_t = task.file_name().unwrap().to_str().unwrap().parse().unwrap();
-            // SAFETY: reads the scheduling policy of a thread of this process.
-            let policy = unsafe { libc::sched_getscheduler(tid) };
+            // The policy is field 41 of the thread's stat line (proc(5)), the 39th after the
+            // command name's closing parenthesis.
+            let stat = std::fs::read_to_string(task.join("stat")).unwrap();
+            let after_name = &stat[stat.rfind(')').unwrap() + 2..];
+            let policy: i32 = after_name.split(' ').nth(38).unwrap().parse().unwrap();
             assert_eq!(policy, libc::SCHED_IDLE, "{name}");
             hashing += 1;
         }

@@ -334,15 +334,6 @@ impl SessionEngine {
         }
     }
 
-    /// Ends every session of one identity in one context; returns how many there were.
-    pub async fn end_all(
-        &self,
-        context: &SessionContext,
-        subject: i64,
-    ) -> Result<usize, StoreError> {
-        self.store.revoke_all(context.namespace, subject).await
-    }
-
     /// Ends every session of one context.
     pub async fn flush(&self, context: &SessionContext) -> Result<u64, StoreError> {
         self.store.flush(context.namespace).await

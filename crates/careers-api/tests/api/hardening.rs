@@ -110,26 +110,23 @@ backend_tests! {
         let limit = app.state.config.limits.login_failures_per_account;
         app.create_admin("admin@example.com").await;
         let from = |address: &'static str, password: &'static str| {
-            app.request(Method::POST, session_path(&ADMIN))
-                .header("x-forwarded-for", address)
-                .json(&json!({ "email": "admin@example.com", "password": password }))
-                .send()
+            app.login_from(address, &ADMIN, "admin@example.com", password)
         };
         for _ in 0..limit {
-            let wrong = from("203.0.113.66", "wrong-password").await.unwrap();
+            let wrong = from("203.0.113.66", "wrong-password").await;
             assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
         }
-        let attacker = from("203.0.113.66", PASSWORD).await.unwrap();
+        let attacker = from("203.0.113.66", PASSWORD).await;
         assert_error(attacker, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
         // The owner, from their own address, logs in while the attacker is locked out...
-        let owner = from("198.51.100.7", PASSWORD).await.unwrap();
+        let owner = from("198.51.100.7", PASSWORD).await;
         assert_eq!(owner.status(), StatusCode::CREATED);
         // ... and keeps a full budget of their own mistakes.
         for _ in 0..limit - 1 {
-            let typo = from("198.51.100.7", "typo-password").await.unwrap();
+            let typo = from("198.51.100.7", "typo-password").await;
             assert_eq!(typo.status(), StatusCode::UNAUTHORIZED);
         }
-        assert_eq!(from("198.51.100.7", PASSWORD).await.unwrap().status(), StatusCode::CREATED);
+        assert_eq!(from("198.51.100.7", PASSWORD).await.status(), StatusCode::CREATED);
     }
 
     async fn a_burst_of_parallel_guesses_cannot_pass_the_limit(backend) {
@@ -157,23 +154,17 @@ backend_tests! {
         for n in 0..6 {
             app.create_user(&format!("user{n}@example.com")).await;
         }
-        let login = |address: String, email: String, password: &'static str| {
-            app.request(Method::POST, session_path(&USER))
-                .header("x-forwarded-for", address)
-                .json(&json!({ "email": email, "password": password }))
-                .send()
-        };
         // Five failures, each from another address of one /64 and on another account.
         for n in 0..5 {
             let address = format!("2001:db8:0:1::{:x}", n + 1);
-            let wrong = login(address, format!("user{n}@example.com"), "wrong-password").await.unwrap();
+            let wrong = app.login_from(&address, &USER, &format!("user{n}@example.com"), "wrong-password").await;
             assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
         }
         // A sixth address of the same /64 is the same client: refused, right password or not.
-        let same = login("2001:db8:0:1:ffff::1".into(), "user5@example.com".into(), PASSWORD).await.unwrap();
+        let same = app.login_from("2001:db8:0:1:ffff::1", &USER, "user5@example.com", PASSWORD).await;
         assert_error(same, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
         // The next /64 is another client.
-        let other = login("2001:db8:0:2::1".into(), "user5@example.com".into(), PASSWORD).await.unwrap();
+        let other = app.login_from("2001:db8:0:2::1", &USER, "user5@example.com", PASSWORD).await;
         assert_eq!(other.status(), StatusCode::CREATED);
     }
 

@@ -219,6 +219,23 @@ impl TestApp {
             .unwrap()
     }
 
+    /// A login from client `address`, as a trusted balancer forwards it in `X-Forwarded-For`
+    /// (the app must be spawned with `CLIENT_IP_HEADER=X-Forwarded-For`).
+    pub async fn login_from(
+        &self,
+        address: &str,
+        ctx: &SessionContext,
+        email: &str,
+        password: &str,
+    ) -> Response {
+        self.request(Method::POST, session_path(ctx))
+            .header("x-forwarded-for", address)
+            .json(&json!({ "email": email, "password": password }))
+            .send()
+            .await
+            .unwrap()
+    }
+
     /// Logs in and returns the credentials the cookies carry.
     pub async fn login(&self, ctx: &SessionContext, email: &str) -> Creds {
         let response = self.login_raw(ctx, email, PASSWORD).await;
