@@ -9,7 +9,8 @@
 
 use std::hint::black_box;
 
-use careers_api::views::{json, sample_application_page};
+use careers_api::models::careers::job_application::sample_application_page;
+use careers_api::views::json;
 use criterion::{Criterion, criterion_group, criterion_main};
 
 fn application_page(c: &mut Criterion) {

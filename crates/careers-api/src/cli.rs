@@ -12,6 +12,9 @@ use crate::app;
 use crate::areas::{ADMIN, USER};
 use crate::config::Config;
 use crate::db;
+use crate::models::country;
+use crate::models::identities::admin;
+use crate::models::identities::user;
 use crate::password::Passwords;
 use crate::state::{self, AppState};
 
@@ -172,7 +175,7 @@ pub async fn run(cli: Cli) -> ExitCode {
             create_user(
                 config,
                 password,
-                db::identities::NewUser {
+                user::NewUser {
                     email,
                     password_digest: String::new(),
                     first_name,
@@ -319,9 +322,9 @@ async fn create_admin(
         .hash(password)
         .await
         .map_err(|e| e.to_string())?;
-    let admin = db::identities::create_admin(
+    let admin = admin::create_admin(
         &db,
-        db::identities::NewAdmin {
+        admin::NewAdmin {
             email,
             password_digest: digest,
             first_name,
@@ -337,14 +340,14 @@ async fn create_admin(
 async fn create_user(
     config: Config,
     password: PasswordSource,
-    mut new: db::identities::NewUser,
+    mut new: user::NewUser,
     country: String,
 ) -> Result<(), String> {
     check_email(&new.email)?;
     let password = password.read()?;
     check_password(&password)?;
     let db = connected(&config).await?;
-    new.country_id = db::identities::country_id_by_code(&db, &country)
+    new.country_id = country::country_id_by_code(&db, &country)
         .await
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("unknown country code {country:?}"))?;
@@ -352,7 +355,7 @@ async fn create_user(
         .hash(password)
         .await
         .map_err(|e| e.to_string())?;
-    let user = db::identities::create_user(&db, new)
+    let user = user::create_user(&db, new)
         .await
         .map_err(|e| e.to_string())?;
     println!("user {} created: {}", user.id, user.email);
@@ -363,7 +366,7 @@ async fn set_admin_password(config: Config, email: String) -> Result<(), String>
     let password = password_from_stdin()?;
     check_password(&password)?;
     let db = connected(&config).await?;
-    let admin = db::identities::find_admin_by_email(&db, &email)
+    let admin = admin::find_admin_by_email(&db, &email)
         .await
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no admin with the e-mail {:?}", email.trim()))?;
@@ -371,7 +374,7 @@ async fn set_admin_password(config: Config, email: String) -> Result<(), String>
         .hash(password)
         .await
         .map_err(|e| e.to_string())?;
-    db::identities::set_admin_password_digest(&db, admin.id, digest)
+    admin::set_admin_password_digest(&db, admin.id, digest)
         .await
         .map_err(|e| e.to_string())?;
     println!("admin {}: password set", admin.id);

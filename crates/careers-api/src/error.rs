@@ -8,6 +8,8 @@ use sea_orm::DbErr;
 use serde::Serialize;
 use sessions::{SessionError, StoreError};
 
+use crate::db::DataError;
+
 use axum::Json;
 
 /// Field errors keyed by the nested form path (`identities_user.id`).
@@ -171,6 +173,21 @@ impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
         tracing::error!(%error, "token store failure: failing closed");
         Self::Unavailable
+    }
+}
+
+impl From<DataError> for ApiError {
+    fn from(error: DataError) -> Self {
+        match error {
+            DataError::Invalid { field, message } => Self::field(field, message),
+            DataError::Conflict(message) => Self::Conflict(message),
+            DataError::NotFound => Self::NotFound,
+            DataError::Inconsistent => {
+                tracing::error!(%error, "data layer");
+                Self::Internal
+            }
+            DataError::Database(error) => error.into(),
+        }
     }
 }
 

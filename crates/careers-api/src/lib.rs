@@ -17,6 +17,7 @@ pub mod error;
 pub mod extract;
 pub mod forms;
 pub mod logging;
+pub mod models;
 pub mod openapi;
 pub mod password;
 pub mod seed;

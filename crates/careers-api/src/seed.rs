@@ -10,13 +10,15 @@ use sea_orm::{
     EntityTrait, IntoActiveModel, QueryFilter, Select, Set, TransactionTrait,
 };
 
-use crate::db;
-use crate::db::entities::careers::{
-    certificate, experience, job, job_application, skill, user_profile as talent_profile,
-};
-use crate::db::entities::identities::{admin, user};
-use crate::db::entities::org::{company, user_profile as org_profile};
 use crate::error::ApiError;
+use crate::models::careers::job_application::{self, entity as job_application_entity};
+use crate::models::careers::{
+    certificate::entity as certificate, experience::entity as experience, job::entity as job,
+    skill::entity as skill, user_profile::entity as talent_profile,
+};
+use crate::models::identities::admin::{self, entity as admin_entity};
+use crate::models::identities::user::{self, entity as user_entity};
+use crate::models::org::{company::entity as company, user_profile::entity as org_profile};
 use crate::password::Passwords;
 
 struct DemoUser {
@@ -95,13 +97,11 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
     let mut digests = Vec::new();
     for account in [&ADMIN, &ACME_EMPLOYER, &GLOBEX_EMPLOYER, &CANDIDATE, &PLAIN] {
         let exists = if account.email == ADMIN.email {
-            db::identities::find_admin_by_email(db, account.email)
+            admin::find_admin_by_email(db, account.email)
                 .await?
                 .is_some()
         } else {
-            db::identities::find_user_by_email(db, account.email)
-                .await?
-                .is_some()
+            user::find_user_by_email(db, account.email).await?.is_some()
         };
         digests.push(if exists {
             String::new()
@@ -118,8 +118,8 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
     let admin_digest = digests.next().unwrap_or_default();
     ensure(
         &txn,
-        admin::Entity::find().filter(admin::Column::Email.eq(ADMIN.email)),
-        || admin::ActiveModel {
+        admin_entity::Entity::find().filter(admin_entity::Column::Email.eq(ADMIN.email)),
+        || admin_entity::ActiveModel {
             email: Set(ADMIN.email.into()),
             password_digest: Set(admin_digest),
             first_name: Set(ADMIN.first_name.into()),
@@ -139,8 +139,8 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
     {
         let user = ensure(
             &txn,
-            user::Entity::find().filter(user::Column::Email.eq(account.email)),
-            || user::ActiveModel {
+            user_entity::Entity::find().filter(user_entity::Column::Email.eq(account.email)),
+            || user_entity::ActiveModel {
                 country_id: Set(1),
                 email: Set(account.email.into()),
                 password_digest: Set(digest),
@@ -326,14 +326,14 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
     let (applied_job, applied_company) = job_ids[0];
     ensure(
         &txn,
-        job_application::Entity::find()
-            .filter(job_application::Column::CareersJobId.eq(applied_job))
-            .filter(job_application::Column::CareersUserProfileId.eq(profile_id)),
-        || job_application::ActiveModel {
+        job_application_entity::Entity::find()
+            .filter(job_application_entity::Column::CareersJobId.eq(applied_job))
+            .filter(job_application_entity::Column::CareersUserProfileId.eq(profile_id)),
+        || job_application_entity::ActiveModel {
             careers_job_id: Set(applied_job),
             company_id: Set(applied_company),
             careers_user_profile_id: Set(profile_id),
-            status: Set(db::careers::STATUS_SUBMITTED.into()),
+            status: Set(job_application::STATUS_SUBMITTED.into()),
             cover_letter: Set("I would love to write Rust at Acme.".into()),
             created_at: Set(now),
             updated_at: Set(now),

@@ -7,13 +7,14 @@ use super::TalentCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Query};
-use crate::forms::careers::JobApplicationForm;
+use crate::models::careers::job_application::{
+    self, CandidateApplicationList, CandidateApplicationOne, JobApplicationForm,
+};
 use crate::state::AppState;
-use crate::views::{CandidateApplicationList, CandidateApplicationOne, Json, Meta, PageParams};
+use crate::views::{Json, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(list_applications, apply))
@@ -42,7 +43,7 @@ async fn list_applications(
 ) -> Result<Json<CandidateApplicationList>, ApiError> {
     let (page, per_page) = params.resolve()?;
     let (rows, total) =
-        db::careers::candidate_applications(&state.db, ctx.profile.id, page, per_page).await?;
+        job_application::candidate_applications(&state.db, ctx.profile.id, page, per_page).await?;
     Ok(Json(CandidateApplicationList {
         careers_job_applications: rows,
         meta: Meta::new(page, per_page, total),
@@ -76,7 +77,7 @@ async fn apply(
     Form(form): Form<JobApplicationForm>,
 ) -> Result<(StatusCode, Json<CandidateApplicationOne>), ApiError> {
     form.validate()?;
-    let item = db::careers::apply(&state.db, ctx.profile.id, form).await?;
+    let item = job_application::apply(&state.db, ctx.profile.id, form).await?;
     Ok((
         StatusCode::CREATED,
         Json(CandidateApplicationOne {

@@ -7,18 +7,19 @@ use super::UserCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Path};
 use crate::forms::IdRef;
-use crate::forms::careers::TalentProfileCreateForm;
-use crate::forms::identities::{SignUpForm, UserUpdateForm};
+use crate::models::careers::user_profile::{self, CareersUserProfileOne, TalentProfileCreateForm};
+use crate::models::identities;
+use crate::models::identities::user::{
+    self, IdentitiesUserOne, SignUpForm, UserUpdateForm, UserView,
+};
 use crate::password::Purpose;
 use crate::state::AppState;
 use crate::throttle::{self, ClientAddr};
-use crate::views::identities::UserView;
-use crate::views::{CareersUserProfileOne, IdentitiesUserOne, Json};
+use crate::views::Json;
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -60,11 +61,8 @@ async fn sign_up(
     let country_id = IdRef::id_of(&form.country).ok_or(ApiError::Internal)?;
     // The e-mail before the hash: a taken one costs no hashing. The unique index still decides
     // a race between two sign-ups.
-    if db::identities::find_user_by_email(&state.db, &email)
-        .await?
-        .is_some()
-    {
-        return Err(db::identities::email_taken());
+    if user::find_user_by_email(&state.db, &email).await?.is_some() {
+        return Err(identities::email_taken().into());
     }
     let password_digest = state
         .passwords
@@ -72,9 +70,9 @@ async fn sign_up(
         .await?
         .hash(password)
         .await?;
-    let user = db::identities::create_user(
+    let user = user::create_user(
         &state.db,
-        db::identities::NewUser {
+        user::NewUser {
             email,
             password_digest,
             first_name,
@@ -150,7 +148,7 @@ async fn update_user(
         return Err(ApiError::NotFound);
     }
     form.validate()?;
-    let user = db::identities::update_user(&state.db, ctx.user.id, form).await?;
+    let user = user::update_user(&state.db, ctx.user.id, form).await?;
     Ok(Json(UserView::from(&user)))
 }
 
@@ -181,7 +179,7 @@ async fn create_talent_profile(
 ) -> Result<(StatusCode, Json<CareersUserProfileOne>), ApiError> {
     form.validate()?;
     let headline = form.headline.ok_or(ApiError::Internal)?;
-    let view = db::careers::create_profile(&state.db, ctx.user.id, headline).await?;
+    let view = user_profile::create_profile(&state.db, ctx.user.id, headline).await?;
     Ok((
         StatusCode::CREATED,
         Json(CareersUserProfileOne {

@@ -6,12 +6,12 @@ use super::MarketplaceCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Path, Query};
+use crate::models::careers::job::{self, MarketplaceJobList, MarketplaceJobOne};
 use crate::state::AppState;
-use crate::views::{Json, MarketplaceJobList, MarketplaceJobOne, Meta, PageParams};
+use crate::views::{Json, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -39,8 +39,7 @@ async fn list_jobs(
 ) -> Result<Json<MarketplaceJobList>, ApiError> {
     let (page, per_page) = params.resolve()?;
     let viewer = ctx.user.map(|u| u.id);
-    let (rows, total) =
-        db::careers::marketplace_jobs(&state.db, viewer, None, page, per_page).await?;
+    let (rows, total) = job::marketplace_jobs(&state.db, viewer, None, page, per_page).await?;
     Ok(Json(MarketplaceJobList {
         careers_jobs: rows,
         meta: Meta::new(page, per_page, total),
@@ -67,7 +66,7 @@ async fn show_job(
     Path(id): Path<i64>,
 ) -> Result<Json<MarketplaceJobOne>, ApiError> {
     let viewer = ctx.user.map(|u| u.id);
-    let (mut rows, _) = db::careers::marketplace_jobs(&state.db, viewer, Some(id), 1, 1).await?;
+    let (mut rows, _) = job::marketplace_jobs(&state.db, viewer, Some(id), 1, 1).await?;
     let job = rows.pop().ok_or(ApiError::NotFound)?;
     Ok(Json(MarketplaceJobOne { careers_jobs: job }))
 }

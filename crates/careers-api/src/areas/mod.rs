@@ -15,12 +15,12 @@ use ::sessions::{Authenticated, SessionContext};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 
-use crate::db;
-use crate::db::entities::careers;
-use crate::db::entities::identities::{admin, user};
 use crate::error::ApiError;
+use crate::models::careers::user_profile as talent_profile;
+use crate::models::identities::admin;
+use crate::models::identities::user::{self, UserView};
+use crate::models::org::user_profile as org_profile;
 use crate::state::AppState;
-use crate::views::identities::UserView;
 
 /// The user context: candidate, employer and marketplace frontends.
 pub const USER: SessionContext = SessionContext {
@@ -61,7 +61,7 @@ impl FromRequestParts<AppState> for UserCtx {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let session = user_session(parts, state).await?;
         // A session whose identity was deleted is over.
-        let user = db::identities::find_session_user(&state.db, session.subject)
+        let user = user::find_session_user(&state.db, session.subject)
             .await?
             .ok_or(ApiError::SessionEnded)?;
         Ok(Self { user, session })
@@ -70,7 +70,7 @@ impl FromRequestParts<AppState> for UserCtx {
 
 /// Team (admin) area: a valid `Identities::Admin` behind a `team_jwt_access` session.
 pub struct AdminCtx {
-    pub admin: admin::Model,
+    pub admin: admin::entity::Model,
     pub session: Authenticated,
 }
 
@@ -82,7 +82,7 @@ impl FromRequestParts<AppState> for AdminCtx {
             .sessions
             .authenticate(&ADMIN, &parts.method, &parts.headers)
             .await?;
-        let admin = db::identities::find_admin(&state.db, session.subject)
+        let admin = admin::find_admin(&state.db, session.subject)
             .await?
             .ok_or(ApiError::SessionEnded)?;
         Ok(Self { admin, session })
@@ -102,7 +102,7 @@ impl FromRequestParts<AppState> for EmployerCtx {
         let session = user_session(parts, state).await?;
         // A session whose identity was deleted is over; a user without an org profile is not
         // an employer.
-        let company_id = db::org::employer_company(&state.db, session.subject)
+        let company_id = org_profile::employer_company(&state.db, session.subject)
             .await?
             .ok_or(ApiError::SessionEnded)?
             .ok_or(ApiError::Forbidden)?;
@@ -112,8 +112,8 @@ impl FromRequestParts<AppState> for EmployerCtx {
 
 /// Talent and candidate areas (`/talent`, `/candidate`): a user with a talent profile.
 pub struct TalentCtx {
-    pub user: user::Model,
-    pub profile: careers::user_profile::Model,
+    pub user: user::entity::Model,
+    pub profile: talent_profile::entity::Model,
 }
 
 impl FromRequestParts<AppState> for TalentCtx {
@@ -121,7 +121,7 @@ impl FromRequestParts<AppState> for TalentCtx {
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let session = user_session(parts, state).await?;
-        let (user, profile) = db::careers::user_with_profile(&state.db, session.subject)
+        let (user, profile) = talent_profile::user_with_profile(&state.db, session.subject)
             .await?
             .ok_or(ApiError::SessionEnded)?;
         let profile = profile.ok_or(ApiError::Forbidden)?;
@@ -145,7 +145,7 @@ impl FromRequestParts<AppState> for MarketplaceCtx {
             .identify(&USER, &parts.method, &parts.headers)
             .await?
         {
-            Some(session) => db::identities::find_session_user(&state.db, session.subject).await?,
+            Some(session) => user::find_session_user(&state.db, session.subject).await?,
             None => None,
         };
         Ok(Self { user })

@@ -9,18 +9,19 @@ use super::EmployerCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db;
-use crate::db::org::Scope;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Path, Query};
-use crate::forms::org::{JobForm, OrgUserProfileForm};
-use crate::state::AppState;
-use crate::views::org::OrgUserProfileView;
-use crate::views::{
-    CareersJobList, CareersJobOne, EmployerApplicationList, EmployerApplicationOne, Json, Meta,
-    OrgUserProfileList, OrgUserProfileOne, PageParams,
+use crate::models::careers::job::{self, CareersJobList, CareersJobOne, JobForm};
+use crate::models::careers::job_application::{
+    self, EmployerApplicationList, EmployerApplicationOne,
 };
+use crate::models::org::Scope;
+use crate::models::org::user_profile::{
+    self, OrgUserProfileForm, OrgUserProfileList, OrgUserProfileOne, OrgUserProfileView,
+};
+use crate::state::AppState;
+use crate::views::{Json, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -58,7 +59,7 @@ async fn list_profiles(
     Query(params): Query<PageParams>,
 ) -> Result<Json<OrgUserProfileList>, ApiError> {
     let (page, per_page) = params.resolve()?;
-    let (rows, total) = db::org::list_profiles(&state.db, scope(&ctx), page, per_page).await?;
+    let (rows, total) = user_profile::list_profiles(&state.db, scope(&ctx), page, per_page).await?;
     Ok(Json(OrgUserProfileList {
         org_user_profiles: rows,
         meta: Meta::new(page, per_page, total),
@@ -87,7 +88,7 @@ async fn show_profile(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<Json<OrgUserProfileView>, ApiError> {
-    db::org::find_profile(&*state.db, scope(&ctx), id)
+    user_profile::find_profile(&*state.db, scope(&ctx), id)
         .await?
         .map(Json)
         .ok_or(ApiError::NotFound)
@@ -119,7 +120,7 @@ async fn create_profile(
     Form(form): Form<OrgUserProfileForm>,
 ) -> Result<(StatusCode, Json<OrgUserProfileOne>), ApiError> {
     form.validate_create()?;
-    let view = db::org::create_profile(&state.db, scope(&ctx), form).await?;
+    let view = user_profile::create_profile(&state.db, scope(&ctx), form).await?;
     Ok((
         StatusCode::CREATED,
         Json(OrgUserProfileOne {
@@ -158,7 +159,7 @@ async fn update_profile(
 ) -> Result<Json<OrgUserProfileView>, ApiError> {
     form.validate_update()?;
     Ok(Json(
-        db::org::update_profile(&state.db, scope(&ctx), id, form).await?,
+        user_profile::update_profile(&state.db, scope(&ctx), id, form).await?,
     ))
 }
 
@@ -184,8 +185,7 @@ async fn list_jobs(
     Query(params): Query<PageParams>,
 ) -> Result<Json<CareersJobList>, ApiError> {
     let (page, per_page) = params.resolve()?;
-    let (rows, total) =
-        db::careers::company_jobs(&state.db, ctx.company_id, page, per_page).await?;
+    let (rows, total) = job::company_jobs(&state.db, ctx.company_id, page, per_page).await?;
     Ok(Json(CareersJobList {
         careers_jobs: rows,
         meta: Meta::new(page, per_page, total),
@@ -218,7 +218,7 @@ async fn create_job(
     Form(form): Form<JobForm>,
 ) -> Result<(StatusCode, Json<CareersJobOne>), ApiError> {
     form.validate_create()?;
-    let view = db::careers::create_job(&state.db, ctx.company_id, form).await?;
+    let view = job::create_job(&state.db, ctx.company_id, form).await?;
     Ok((
         StatusCode::CREATED,
         Json(CareersJobOne { careers_jobs: view }),
@@ -253,7 +253,7 @@ async fn update_job(
     Form(form): Form<JobForm>,
 ) -> Result<Json<CareersJobOne>, ApiError> {
     form.validate_update()?;
-    let view = db::careers::update_job(&state.db, ctx.company_id, id, form).await?;
+    let view = job::update_job(&state.db, ctx.company_id, id, form).await?;
     Ok(Json(CareersJobOne { careers_jobs: view }))
 }
 
@@ -295,7 +295,7 @@ async fn list_applications(
         per_page: params.per_page,
     };
     let (page, per_page) = page.resolve()?;
-    let rows = db::careers::employer_applications(
+    let rows = job_application::employer_applications(
         &state.db,
         ctx.company_id,
         params.careers_job_id,
@@ -333,7 +333,7 @@ async fn show_application(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<Json<EmployerApplicationOne>, ApiError> {
-    let detail = db::careers::employer_application(&state.db, ctx.company_id, id)
+    let detail = job_application::employer_application(&state.db, ctx.company_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(Json(EmployerApplicationOne {

@@ -16,16 +16,15 @@ use super::{ADMIN, USER};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db;
-use crate::db::identities::normalize_email;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::Json;
-use crate::forms::identities::LoginForm;
+use crate::models::identities::admin::{self, AdminView};
+use crate::models::identities::user::{self, UserView};
+use crate::models::identities::{LoginForm, normalize_email};
 use crate::password::Purpose;
 use crate::state::AppState;
 use crate::throttle::{ClientAddr, LoginThrottle};
-use crate::views::identities::{AdminView, UserView};
 use crate::views::rfc3339;
 
 /// An identity type that can log in: where its sessions live and how it is found.
@@ -56,13 +55,13 @@ impl Principal for UserPrincipal {
         state: &AppState,
         email: &str,
     ) -> Result<Option<(i64, String, UserView)>, ApiError> {
-        Ok(db::identities::find_user_by_email(&state.db, email)
+        Ok(user::find_user_by_email(&state.db, email)
             .await?
             .map(|u| (u.id, u.password_digest.clone(), UserView::from(&u))))
     }
 
     async fn exists(state: &AppState, id: i64) -> Result<bool, ApiError> {
-        db::identities::user_exists(&state.db, id).await
+        Ok(user::user_exists(&state.db, id).await?)
     }
 }
 
@@ -77,13 +76,13 @@ impl Principal for AdminPrincipal {
         state: &AppState,
         email: &str,
     ) -> Result<Option<(i64, String, AdminView)>, ApiError> {
-        Ok(db::identities::find_admin_by_email(&state.db, email)
+        Ok(admin::find_admin_by_email(&state.db, email)
             .await?
             .map(|a| (a.id, a.password_digest.clone(), AdminView::from(&a))))
     }
 
     async fn exists(state: &AppState, id: i64) -> Result<bool, ApiError> {
-        Ok(db::identities::find_admin(&state.db, id).await?.is_some())
+        Ok(admin::find_admin(&state.db, id).await?.is_some())
     }
 }
 

@@ -6,13 +6,11 @@ use super::TalentCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::Json as Form;
-use crate::forms::careers::TalentProfileForm;
+use crate::models::careers::user_profile::{self, CareersUserProfileOne, TalentProfileForm};
 use crate::state::AppState;
-use crate::views::CareersUserProfileOne;
 use crate::views::Json;
 
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -38,7 +36,7 @@ async fn show_profile(
     ctx: TalentCtx,
     State(state): State<AppState>,
 ) -> Result<Json<CareersUserProfileOne>, ApiError> {
-    let view = db::careers::profile_view(&*state.db, &ctx.profile).await?;
+    let view = user_profile::profile_view(&*state.db, &ctx.profile).await?;
     Ok(Json(CareersUserProfileOne {
         careers_user_profiles: view,
     }))
@@ -71,7 +69,7 @@ async fn update_profile(
     Form(form): Form<TalentProfileForm>,
 ) -> Result<Json<CareersUserProfileOne>, ApiError> {
     form.validate()?;
-    let view = db::careers::update_profile(&state.db, ctx.profile, form).await?;
+    let view = user_profile::update_profile(&state.db, ctx.profile, form).await?;
     Ok(Json(CareersUserProfileOne {
         careers_user_profiles: view,
     }))

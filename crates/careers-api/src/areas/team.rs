@@ -8,18 +8,17 @@ use super::AdminCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db;
-use crate::db::org::Scope;
 use crate::error::ApiError;
 use crate::error::ErrorBody;
 use crate::extract::{Json as Form, Path, Query};
-use crate::forms::org::OrgUserProfileForm;
-use crate::state::AppState;
-use crate::views::identities::UserView;
-use crate::views::{
-    IdentitiesUserList, Json, Meta, OrgCompanyList, OrgUserProfileList, OrgUserProfileOne,
-    PageParams,
+use crate::models::identities::user::{self, IdentitiesUserList, UserView};
+use crate::models::org::Scope;
+use crate::models::org::company::{self, OrgCompanyList};
+use crate::models::org::user_profile::{
+    self, OrgUserProfileForm, OrgUserProfileList, OrgUserProfileOne,
 };
+use crate::state::AppState;
+use crate::views::{Json, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -66,8 +65,7 @@ async fn list_users(
         per_page: params.per_page,
     }
     .resolve()?;
-    let (rows, total) =
-        db::identities::list_users(&state.db, params.q.as_deref(), page, per_page).await?;
+    let (rows, total) = user::list_users(&state.db, params.q.as_deref(), page, per_page).await?;
     Ok(Json(IdentitiesUserList {
         identities_users: rows.iter().map(UserView::from).collect(),
         meta: Meta::new(page, per_page, total),
@@ -95,7 +93,7 @@ async fn list_companies(
     Query(params): Query<PageParams>,
 ) -> Result<Json<OrgCompanyList>, ApiError> {
     let (page, per_page) = params.resolve()?;
-    let (rows, total) = db::org::list_companies(&state.db, page, per_page).await?;
+    let (rows, total) = company::list_companies(&state.db, page, per_page).await?;
     Ok(Json(OrgCompanyList {
         org_companies: rows,
         meta: Meta::new(page, per_page, total),
@@ -123,7 +121,7 @@ async fn list_profiles(
     Query(params): Query<PageParams>,
 ) -> Result<Json<OrgUserProfileList>, ApiError> {
     let (page, per_page) = params.resolve()?;
-    let (rows, total) = db::org::list_profiles(&state.db, Scope::All, page, per_page).await?;
+    let (rows, total) = user_profile::list_profiles(&state.db, Scope::All, page, per_page).await?;
     Ok(Json(OrgUserProfileList {
         org_user_profiles: rows,
         meta: Meta::new(page, per_page, total),
@@ -151,7 +149,7 @@ async fn show_profile(
     State(state): State<AppState>,
     Path(id): Path<i64>,
 ) -> Result<Json<OrgUserProfileOne>, ApiError> {
-    let view = db::org::find_profile(&*state.db, Scope::All, id)
+    let view = user_profile::find_profile(&*state.db, Scope::All, id)
         .await?
         .ok_or(ApiError::NotFound)?;
     Ok(Json(OrgUserProfileOne {
@@ -185,7 +183,7 @@ async fn create_profile(
     Form(form): Form<OrgUserProfileForm>,
 ) -> Result<(StatusCode, Json<OrgUserProfileOne>), ApiError> {
     form.validate_create()?;
-    let view = db::org::create_profile(&state.db, Scope::All, form).await?;
+    let view = user_profile::create_profile(&state.db, Scope::All, form).await?;
     Ok((
         StatusCode::CREATED,
         Json(OrgUserProfileOne {
@@ -222,7 +220,7 @@ async fn update_profile(
     Form(form): Form<OrgUserProfileForm>,
 ) -> Result<Json<OrgUserProfileOne>, ApiError> {
     form.validate_update()?;
-    let view = db::org::update_profile(&state.db, Scope::All, id, form).await?;
+    let view = user_profile::update_profile(&state.db, Scope::All, id, form).await?;
     Ok(Json(OrgUserProfileOne {
         org_user_profiles: view,
     }))

@@ -1,17 +1,17 @@
 //! One data layer for SQLite (embedded default) and PostgreSQL.
 
-pub mod careers;
-pub mod entities;
+mod error;
 mod hot;
-pub mod identities;
 pub mod migrations;
-pub mod org;
 
 use std::time::Duration;
 
-use sea_orm::{ConnectOptions, Database, DatabaseConnection, DbErr};
+use sea_orm::{
+    ConnectOptions, Database, DatabaseConnection, DbErr, EntityTrait, QuerySelect, Select,
+};
 use sea_orm_migration::MigratorTrait;
 
+pub use error::{DataError, unique_violation};
 pub use hot::{Columns, Db, FromRow, HotRow, Rows};
 pub use migrations::Migrator;
 pub use sqlite::stable_query_plans;
@@ -57,6 +57,11 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
         }
     }
     Database::connect(options).await
+}
+
+/// Page `page` (from 1) of `query`, `per_page` rows long.
+pub fn page_of<E: EntityTrait>(query: Select<E>, page: u64, per_page: u64) -> Select<E> {
+    query.offset((page - 1) * per_page).limit(per_page)
 }
 
 pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {

@@ -731,8 +731,12 @@ mod tests {
     /// letter, written as serde_json does.
     #[test]
     fn the_application_page_is_serde_jsons() {
-        same_as_serde_json(&crate::views::sample_application_page("Dear \"Acme\",\n\\"));
-        same_as_serde_json(&crate::views::sample_application_page("Hello"));
+        same_as_serde_json(
+            &crate::models::careers::job_application::sample_application_page("Dear \"Acme\",\n\\"),
+        );
+        same_as_serde_json(
+            &crate::models::careers::job_application::sample_application_page("Hello"),
+        );
     }
 
     /// Maps with keys other than strings and serde_json's raw values are left to serde_json;

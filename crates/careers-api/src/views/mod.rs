@@ -1,10 +1,7 @@
 //! Response shapes. Each follows one model and nests associations under their names; none is
 //! an entity, so columns such as `password_digest` can never leak.
 
-pub mod careers;
-pub mod identities;
 pub mod json;
-pub mod org;
 pub mod timestamp;
 
 use axum::body::Body;
@@ -37,7 +34,7 @@ impl<T: Serialize> IntoResponse for Json<T> {
 }
 
 /// The answer of a JSON `body` that `written` says was written whole.
-fn answer(body: Vec<u8>, written: Result<(), impl std::fmt::Display>) -> Response {
+pub(crate) fn answer(body: Vec<u8>, written: Result<(), impl std::fmt::Display>) -> Response {
     match written {
         Ok(()) => {
             let mut response = Response::new(Body::from(body));
@@ -117,76 +114,11 @@ macro_rules! envelope {
         #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
         pub struct $name {
             pub $key: $ty,
-            pub meta: Meta,
+            pub meta: $crate::views::Meta,
         }
     };
 }
-
-envelope!(IdentitiesUserOne {
-    identities_users: identities::UserView
-});
-envelope!(IdentitiesUserList { identities_users: Vec<identities::UserView>, meta });
-envelope!(OrgCompanyList { org_companies: Vec<org::CompanyView>, meta });
-envelope!(OrgUserProfileOne {
-    org_user_profiles: org::OrgUserProfileView
-});
-envelope!(OrgUserProfileList { org_user_profiles: Vec<org::OrgUserProfileView>, meta });
-envelope!(CareersUserProfileOne {
-    careers_user_profiles: careers::TalentProfileView
-});
-envelope!(CareersJobOne {
-    careers_jobs: careers::JobView
-});
-envelope!(CareersJobList { careers_jobs: Vec<careers::JobView>, meta });
-envelope!(MarketplaceJobOne {
-    careers_jobs: careers::MarketplaceJobView
-});
-envelope!(MarketplaceJobList { careers_jobs: Vec<careers::MarketplaceJobView>, meta });
-/// The employer's page of applications, borrowing its text from the rows it was read from.
-/// Answered as [`Json`] answers it, its body written by [`Self::write_json`].
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct EmployerApplicationList<'a> {
-    pub careers_job_applications: Vec<careers::EmployerApplicationItem<'a>>,
-    pub meta: Meta,
-}
-
-impl EmployerApplicationList<'_> {
-    /// Writes the page's JSON: the bytes its `Serialize` writes (serde_json's), with the keys
-    /// and punctuation as literals, each item by
-    /// [`careers::EmployerApplicationItem::write_json`].
-    pub fn write_json(&self, out: &mut Vec<u8>) -> json::Result {
-        out.extend_from_slice(b"{\"careers_job_applications\":[");
-        for (i, item) in self.careers_job_applications.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            item.write_json(out)?;
-        }
-        out.extend_from_slice(b"],\"meta\":");
-        json::to_writer(out, &self.meta)?;
-        out.push(b'}');
-        Ok(())
-    }
-}
-
-impl IntoResponse for EmployerApplicationList<'_> {
-    fn into_response(self) -> Response {
-        // About 260 bytes an item with a short cover letter; a longer page grows its buffer.
-        let mut body = Vec::with_capacity(128 + 320 * self.careers_job_applications.len());
-        let written = self.write_json(&mut body);
-        answer(body, written)
-    }
-}
-envelope!(EmployerApplicationOne {
-    careers_job_applications: careers::EmployerApplicationDetail
-});
-envelope!(CandidateApplicationList {
-    careers_job_applications: Vec<careers::CandidateApplicationItem>,
-    meta
-});
-envelope!(CandidateApplicationOne {
-    careers_job_applications: careers::CandidateApplicationItem
-});
+pub(crate) use envelope;
 
 impl Meta {
     pub fn new(page: u64, per_page: u64, total: u64) -> Self {
@@ -198,45 +130,16 @@ impl Meta {
     }
 }
 
-/// A page of 25 applications of the benchmark's shape (timestamps with nanoseconds), each with
-/// `cover_letter`: for the JSON writer's tests and its micro-benchmark (`crates/bench`).
-#[doc(hidden)]
-pub fn sample_application_page(cover_letter: &str) -> EmployerApplicationList<'_> {
-    use careers::{ApplicantBrief, ApplicationAttrs, EmployerApplicationItem};
-    let time = DateTime::from_timestamp(1_700_000_000, 456_789_012).unwrap_or_default();
-    EmployerApplicationList {
-        careers_job_applications: (1..=25)
-            .map(|id| EmployerApplicationItem {
-                application: ApplicationAttrs {
-                    id,
-                    status: "submitted".into(),
-                    cover_letter: cover_letter.into(),
-                    created_at: time.into(),
-                    updated_at: time.into(),
-                },
-                career_user_profile: ApplicantBrief {
-                    id: id + 100,
-                    identities_user: org::UserBrief {
-                        id: id + 200,
-                        first_name: format!("Applicant{id}").into(),
-                        last_name: "Bench".into(),
-                    },
-                },
-            })
-            .collect(),
-        meta: Meta::new(1, 25, 25),
-    }
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use axum::response::IntoResponse;
-    use chrono::DateTime;
-    use proptest::prelude::*;
     use serde_json::json;
 
     /// The same status, headers and bytes.
-    async fn same_answer(ours: axum::response::Response, theirs: axum::response::Response) {
+    pub(crate) async fn same_answer(
+        ours: axum::response::Response,
+        theirs: axum::response::Response,
+    ) {
         assert_eq!(ours.status(), theirs.status());
         assert_eq!(ours.headers(), theirs.headers());
         let ours = axum::body::to_bytes(ours.into_body(), usize::MAX)
@@ -282,95 +185,5 @@ mod tests {
             .unwrap();
         let body: serde_json::Value = serde_json::from_slice(&body).unwrap();
         assert_eq!(body["error"]["code"], "internal");
-    }
-
-    /// Any text, ids and timestamps.
-    fn application_item() -> impl Strategy<Value = super::careers::EmployerApplicationItem<'static>>
-    {
-        use super::careers::{ApplicantBrief, ApplicationAttrs, EmployerApplicationItem};
-        use super::org::UserBrief;
-        // Text of every kind: letters, any character, and what needs an escape.
-        let text = || {
-            prop_oneof![
-                "[a-z ]{0,24}",
-                ".{0,40}",
-                "[a-z\"\\\\\\x00-\\x1f\u{7f}\u{e9}\u{2028}]{0,16}",
-            ]
-        };
-        // From before year 0 to after 9999, leap seconds included: both of the timestamp
-        // writer's paths.
-        // Each as a time or, where it has one, as the text SQLite stores it in.
-        let time = (
-            -100_000_000_000i64..300_000_000_000,
-            prop_oneof![0u32..1_000_000_000, 1_000_000_000u32..2_000_000_000],
-            any::<bool>(),
-        )
-            .prop_filter_map("a valid time", |(seconds, nanos, stored)| {
-                let time = DateTime::from_timestamp(seconds, nanos)?;
-                let text = time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false);
-                Some(match super::timestamp::Stamp::stored(text.as_bytes()) {
-                    Some(stamp) if stored => stamp.into_owned(),
-                    _ => time.into(),
-                })
-            });
-        (
-            (any::<i64>(), text(), text(), time.clone(), time),
-            (any::<i64>(), any::<i64>(), text(), text()),
-        )
-            .prop_map(
-                |(
-                    (id, status, cover_letter, created_at, updated_at),
-                    (profile, user, first, last),
-                )| {
-                    EmployerApplicationItem {
-                        application: ApplicationAttrs {
-                            id,
-                            status: status.into(),
-                            cover_letter: cover_letter.into(),
-                            created_at,
-                            updated_at,
-                        },
-                        career_user_profile: ApplicantBrief {
-                            id: profile,
-                            identities_user: UserBrief {
-                                id: user,
-                                first_name: first.into(),
-                                last_name: last.into(),
-                            },
-                        },
-                    }
-                },
-            )
-    }
-
-    proptest! {
-        /// The page written by hand is what its `Serialize` writes through serde_json, byte
-        /// for byte: a field added to the views and not to `write_json` fails this.
-        #[test]
-        fn the_page_is_written_as_serialize_writes_it(
-            items in proptest::collection::vec(application_item(), 0..4),
-            (page, per_page, total) in any::<(u64, u64, u64)>(),
-        ) {
-            let list = super::EmployerApplicationList {
-                careers_job_applications: items,
-                meta: super::Meta::new(page, per_page, total),
-            };
-            let mut ours = Vec::new();
-            list.write_json(&mut ours).unwrap();
-            let serde = serde_json::to_vec(&list).unwrap();
-            prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(serde).unwrap());
-        }
-    }
-
-    /// The page's answer: the status, headers and body of `Json`'s, which writes it through
-    /// its `Serialize`.
-    #[tokio::test]
-    async fn the_page_answers_as_json_does() {
-        let cover_letter = "Dear \"team\",\n\u{1}\u{e9}";
-        same_answer(
-            super::sample_application_page(cover_letter).into_response(),
-            super::Json(super::sample_application_page(cover_letter)).into_response(),
-        )
-        .await;
     }
 }

@@ -253,7 +253,7 @@ backend_tests! {
         // check finds no user and ends the session (401), rather than calling them a
         // non-employer (403).
         delete_org_profile(&app, org_profile_id).await;
-        careers_api::db::entities::identities::user::Entity::delete_by_id(boss_id)
+        careers_api::models::identities::user::entity::Entity::delete_by_id(boss_id)
             .exec(&*app.state.db)
             .await
             .unwrap();

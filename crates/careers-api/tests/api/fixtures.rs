@@ -2,7 +2,7 @@
 //! and small request and JSON helpers shared by `areas`, `shapes` and `forms`.
 
 use careers_api::areas::USER;
-use careers_api::db::entities::{careers, identities, org};
+use careers_api::models::{careers, identities, org};
 use chrono::{NaiveDate, Utc};
 use reqwest::{Method, Response, StatusCode};
 use sea_orm::{ActiveModelTrait, EntityTrait, Set};
@@ -25,7 +25,7 @@ pub fn date(text: &str) -> NaiveDate {
 /// A user who never logs in: inserted directly, without the cost of hashing a password.
 pub async fn plain_user(app: &TestApp, email: &str, first_name: &str, last_name: &str) -> i64 {
     let now = Utc::now();
-    identities::user::ActiveModel {
+    identities::user::entity::ActiveModel {
         country_id: Set(2),
         email: Set(email.to_lowercase()),
         password_digest: Set("not-a-digest".into()),
@@ -44,7 +44,7 @@ pub async fn plain_user(app: &TestApp, email: &str, first_name: &str, last_name:
 }
 
 pub async fn rename_user(app: &TestApp, user_id: i64, first_name: &str, last_name: &str) {
-    identities::user::ActiveModel {
+    identities::user::entity::ActiveModel {
         id: Set(user_id),
         first_name: Set(first_name.into()),
         last_name: Set(last_name.into()),
@@ -57,7 +57,7 @@ pub async fn rename_user(app: &TestApp, user_id: i64, first_name: &str, last_nam
 
 pub async fn company(app: &TestApp, name: &str) -> i64 {
     let now = Utc::now();
-    org::company::ActiveModel {
+    org::company::entity::ActiveModel {
         name: Set(name.into()),
         created_at: Set(now),
         updated_at: Set(now),
@@ -71,7 +71,7 @@ pub async fn company(app: &TestApp, name: &str) -> i64 {
 
 pub async fn org_profile(app: &TestApp, user_id: i64, company_id: i64, title: &str) -> i64 {
     let now = Utc::now();
-    org::user_profile::ActiveModel {
+    org::user_profile::entity::ActiveModel {
         identities_user_id: Set(user_id),
         company_id: Set(company_id),
         title: Set(title.into()),
@@ -86,7 +86,7 @@ pub async fn org_profile(app: &TestApp, user_id: i64, company_id: i64, title: &s
 }
 
 pub async fn delete_org_profile(app: &TestApp, id: i64) {
-    org::user_profile::Entity::delete_by_id(id)
+    org::user_profile::entity::Entity::delete_by_id(id)
         .exec(&*app.state.db)
         .await
         .unwrap();
@@ -94,7 +94,7 @@ pub async fn delete_org_profile(app: &TestApp, id: i64) {
 
 pub async fn talent_profile(app: &TestApp, user_id: i64, headline: &str) -> i64 {
     let now = Utc::now();
-    careers::user_profile::ActiveModel {
+    careers::user_profile::entity::ActiveModel {
         identities_user_id: Set(user_id),
         headline: Set(headline.into()),
         created_at: Set(now),
@@ -110,7 +110,7 @@ pub async fn talent_profile(app: &TestApp, user_id: i64, headline: &str) -> i64 
 /// A certificate issued by CNCF on 2024-05-01.
 pub async fn certificate(app: &TestApp, profile_id: i64, name: &str) -> i64 {
     let now = Utc::now();
-    careers::certificate::ActiveModel {
+    careers::certificate::entity::ActiveModel {
         careers_user_profile_id: Set(profile_id),
         name: Set(name.into()),
         issuer: Set(Some("CNCF".into())),
@@ -128,7 +128,7 @@ pub async fn certificate(app: &TestApp, profile_id: i64, name: &str) -> i64 {
 /// An experience at Initech from 2020-01-01, still current.
 pub async fn experience(app: &TestApp, profile_id: i64, job_title: &str) -> i64 {
     let now = Utc::now();
-    careers::experience::ActiveModel {
+    careers::experience::entity::ActiveModel {
         careers_user_profile_id: Set(profile_id),
         job_title: Set(job_title.into()),
         company_name: Set(Some("Initech".into())),
@@ -147,7 +147,7 @@ pub async fn experience(app: &TestApp, profile_id: i64, job_title: &str) -> i64 
 
 pub async fn skill(app: &TestApp, profile_id: i64, name: &str) -> i64 {
     let now = Utc::now();
-    careers::skill::ActiveModel {
+    careers::skill::entity::ActiveModel {
         careers_user_profile_id: Set(profile_id),
         name: Set(name.into()),
         created_at: Set(now),
@@ -162,7 +162,7 @@ pub async fn skill(app: &TestApp, profile_id: i64, name: &str) -> i64 {
 
 pub async fn job(app: &TestApp, company_id: i64, title: &str, published: bool) -> i64 {
     let now = Utc::now();
-    careers::job::ActiveModel {
+    careers::job::entity::ActiveModel {
         company_id: Set(company_id),
         title: Set(title.into()),
         description: Set(format!("About the {title} role")),
@@ -180,12 +180,12 @@ pub async fn job(app: &TestApp, company_id: i64, title: &str, published: bool) -
 /// A submitted application with a cover letter.
 pub async fn application(app: &TestApp, job_id: i64, profile_id: i64) -> i64 {
     let now = Utc::now();
-    let job = careers::job::Entity::find_by_id(job_id)
+    let job = careers::job::entity::Entity::find_by_id(job_id)
         .one(&*app.state.db)
         .await
         .unwrap()
         .expect("the job applied to");
-    careers::job_application::ActiveModel {
+    careers::job_application::entity::ActiveModel {
         careers_job_id: Set(job_id),
         company_id: Set(job.company_id),
         careers_user_profile_id: Set(profile_id),

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use careers_api::app;
 use careers_api::areas::{ADMIN, USER};
 use careers_api::config::Config;
-use careers_api::db;
+use careers_api::models::identities::admin;
+use careers_api::models::identities::user;
 use careers_api::state::AppState;
 use reqwest::{Method, RequestBuilder, Response, StatusCode};
 use sea_orm::ConnectionTrait;
@@ -178,9 +179,9 @@ impl TestApp {
 
     pub async fn create_user(&self, email: &str) -> i64 {
         let digest = self.state.passwords.hash(PASSWORD.into()).await.unwrap();
-        db::identities::create_user(
+        user::create_user(
             &self.state.db,
-            db::identities::NewUser {
+            user::NewUser {
                 email: email.into(),
                 password_digest: digest,
                 first_name: "Ada".into(),
@@ -197,9 +198,9 @@ impl TestApp {
 
     pub async fn create_admin(&self, email: &str) -> i64 {
         let digest = self.state.passwords.hash(PASSWORD.into()).await.unwrap();
-        db::identities::create_admin(
+        admin::create_admin(
             &self.state.db,
-            db::identities::NewAdmin {
+            admin::NewAdmin {
                 email: email.into(),
                 password_digest: digest,
                 first_name: "Grace".into(),

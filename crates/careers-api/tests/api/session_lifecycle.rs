@@ -323,7 +323,7 @@ pub fn httpdate(unix: i64) -> String {
 
 mod deleted_identity {
     use super::*;
-    use careers_api::db::entities::identities::user;
+    use careers_api::models::identities::user::entity as user;
     use sea_orm::{EntityTrait, ModelTrait};
 
     backend_tests! {

@@ -1,2 +1,0 @@
-pub mod admin;
-pub mod user;

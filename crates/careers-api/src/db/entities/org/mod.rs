@@ -1,2 +1,0 @@
-pub mod company;
-pub mod user_profile;

@@ -1,0 +1,75 @@
+//! Submitted forms (specification §4.5): one field per attribute, associations as nested
+//! objects. Every field is optional at the JSON level so that a missing field is a 422 with its
+//! nested path (a wrong JSON type stays a 400); presence is then required per operation.
+
+use chrono::NaiveDate;
+use serde::Deserialize;
+
+use crate::error::{ApiError, FieldErrors};
+
+/// A reference to another record: `{"id": 1}`.
+#[derive(Debug, Clone, Copy, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct IdRef {
+    #[garde(required)]
+    pub id: Option<i64>,
+}
+
+impl IdRef {
+    /// The id of a reference already validated as present.
+    pub fn id_of(reference: &Option<IdRef>) -> Option<i64> {
+        reference.and_then(|r| r.id)
+    }
+}
+
+/// Field errors gathered from garde's rules and from per-operation presence checks.
+#[derive(Debug, Default)]
+pub struct Errors(FieldErrors);
+
+impl Errors {
+    pub fn of<T: garde::Validate<Context = ()>>(form: &T) -> Self {
+        let mut errors = Self::default();
+        if let Err(report) = form.validate() {
+            for (path, error) in report.iter() {
+                let message = match error.message() {
+                    "not set" => "is required".to_string(),
+                    other => other.to_string(),
+                };
+                errors.add(path.to_string(), message);
+            }
+        }
+        errors
+    }
+
+    pub fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.0.entry(path.into()).or_default().push(message.into());
+    }
+
+    /// Reports `path` as required unless it is present.
+    pub fn require(&mut self, path: &str, present: bool) {
+        if !present && !self.0.contains_key(path) {
+            self.add(path, "is required");
+        }
+    }
+
+    pub fn finish(self) -> Result<(), ApiError> {
+        if self.0.is_empty() {
+            Ok(())
+        } else {
+            Err(ApiError::Validation(self.0))
+        }
+    }
+}
+
+/// garde rule: an optional `YYYY-MM-DD` date.
+pub fn date(value: &Option<String>, _: &()) -> garde::Result {
+    match value {
+        Some(text) if parse_date(text).is_none() => {
+            Err(garde::Error::new("must be a date (YYYY-MM-DD)"))
+        }
+        _ => Ok(()),
+    }
+}
+
+pub fn parse_date(text: &str) -> Option<NaiveDate> {
+    NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()
+}

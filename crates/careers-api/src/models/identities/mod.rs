@@ -1,0 +1,44 @@
+//! `Identities::*`: users (candidates, employers) and admins, two separate account stores.
+
+pub mod admin;
+pub mod user;
+
+use serde::Deserialize;
+
+use crate::db::DataError;
+use crate::error::ApiError;
+use crate::forms::Errors;
+
+/// E-mail as stored and compared: trimmed and lower-cased.
+pub fn normalize_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+const EMAIL_TAKEN: &str = "e-mail is already taken";
+
+/// The answer to an e-mail that another account of the same kind already has.
+pub fn email_taken() -> DataError {
+    DataError::Conflict(EMAIL_TAKEN.into())
+}
+
+fn email_taken_or(error: sea_orm::DbErr) -> DataError {
+    DataError::conflict_if_unique(error, EMAIL_TAKEN)
+}
+
+/// `POST /identities/sessions` and `POST /team/identities/admins/sessions`.
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct LoginForm {
+    #[garde(length(min = 1, max = 254))]
+    pub email: Option<String>,
+    #[garde(length(min = 1, max = 1024))]
+    pub password: Option<String>,
+}
+
+impl LoginForm {
+    pub fn validate(&self) -> Result<(), ApiError> {
+        let mut errors = Errors::of(self);
+        errors.require("email", self.email.is_some());
+        errors.require("password", self.password.is_some());
+        errors.finish()
+    }
+}

@@ -1,0 +1,284 @@
+//! `Identities::User`: a person of the candidate, employer and marketplace frontends.
+
+pub mod entity;
+
+use std::borrow::Cow;
+
+use chrono::Utc;
+use sea_orm::sea_query::{Expr, ExprTrait, Func};
+use sea_orm::{
+    ActiveModelTrait, Condition, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
+    QueryOrder, Set, Unchanged,
+};
+use serde::{Deserialize, Serialize};
+
+use self::entity as user;
+use super::{email_taken_or, normalize_email};
+use crate::db::{Columns, DataError, Db, FromRow, HotRow, page_of};
+use crate::error::ApiError;
+use crate::forms::{Errors, IdRef};
+use crate::models::country::entity as country;
+use crate::views::envelope;
+
+/// `Identities::User` as specification §2.3 lists it.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct UserView {
+    pub id: i64,
+    pub country_id: i64,
+    pub email: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub phone_code: String,
+    pub mobile: String,
+}
+
+impl From<&user::Model> for UserView {
+    fn from(u: &user::Model) -> Self {
+        Self {
+            id: u.id,
+            country_id: u.country_id,
+            email: u.email.clone(),
+            first_name: u.first_name.clone(),
+            last_name: u.last_name.clone(),
+            phone_code: u.phone_code.clone(),
+            mobile: u.mobile.clone(),
+        }
+    }
+}
+
+/// An identity as another party sees it: the name only. Borrowed or owned text, as
+/// [`ApplicationAttrs`](crate::models::careers::job_application::ApplicationAttrs)'s.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
+pub struct UserBrief<'a> {
+    pub id: i64,
+    pub first_name: Cow<'a, str>,
+    pub last_name: Cow<'a, str>,
+}
+
+impl From<&user::Model> for UserBrief<'static> {
+    fn from(u: &user::Model) -> Self {
+        Self {
+            id: u.id,
+            first_name: u.first_name.clone().into(),
+            last_name: u.last_name.clone().into(),
+        }
+    }
+}
+
+impl UserBrief<'_> {
+    /// The same brief with its text owned.
+    pub fn into_owned(self) -> UserBrief<'static> {
+        UserBrief {
+            id: self.id,
+            first_name: self.first_name.into_owned().into(),
+            last_name: self.last_name.into_owned().into(),
+        }
+    }
+}
+
+/// `POST /identities/users` (sign-up).
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct SignUpForm {
+    #[garde(email, length(max = 254))]
+    pub email: Option<String>,
+    #[garde(length(chars, min = 12, max = 1024))]
+    pub password: Option<String>,
+    #[garde(length(chars, min = 1, max = 100))]
+    pub first_name: Option<String>,
+    #[garde(length(chars, min = 1, max = 100))]
+    pub last_name: Option<String>,
+    #[garde(length(chars, min = 1, max = 8))]
+    pub phone_code: Option<String>,
+    #[garde(length(chars, min = 1, max = 32))]
+    pub mobile: Option<String>,
+    #[garde(dive)]
+    pub country: Option<IdRef>,
+}
+
+impl SignUpForm {
+    pub fn validate(&self) -> Result<(), ApiError> {
+        let mut errors = Errors::of(self);
+        errors.require("email", self.email.is_some());
+        errors.require("password", self.password.is_some());
+        errors.require("first_name", self.first_name.is_some());
+        errors.require("last_name", self.last_name.is_some());
+        errors.require("phone_code", self.phone_code.is_some());
+        errors.require("mobile", self.mobile.is_some());
+        errors.require("country", self.country.is_some());
+        errors.finish()
+    }
+}
+
+/// `PATCH /identities/user/{id}`: only the fields present change.
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct UserUpdateForm {
+    #[garde(length(chars, min = 1, max = 100))]
+    pub first_name: Option<String>,
+    #[garde(length(chars, min = 1, max = 100))]
+    pub last_name: Option<String>,
+    #[garde(length(chars, min = 1, max = 8))]
+    pub phone_code: Option<String>,
+    #[garde(length(chars, min = 1, max = 32))]
+    pub mobile: Option<String>,
+    #[garde(dive)]
+    pub country: Option<IdRef>,
+}
+
+impl UserUpdateForm {
+    pub fn validate(&self) -> Result<(), ApiError> {
+        Errors::of(self).finish()
+    }
+}
+
+pub async fn find_user_by_email(
+    db: &DatabaseConnection,
+    email: &str,
+) -> Result<Option<user::Model>, DataError> {
+    Ok(user::Entity::find()
+        .filter(Expr::expr(Func::lower(Expr::col(user::Column::Email))).eq(normalize_email(email)))
+        .one(db)
+        .await?)
+}
+
+/// The user of a session, as the user areas use it: the hottest read (every user-context
+/// request). Its SQL is a constant instead of being built per request, and it reads only the
+/// columns of [`UserView`]: not the password digest or the timestamps, which no user-area
+/// handler needs and which cost a copy and two date parses per request (docs/PERFORMANCE.md).
+pub async fn find_session_user(db: &Db, id: i64) -> Result<Option<UserView>, DataError> {
+    const SQL: &str = "SELECT u.id, u.country_id, u.email, u.first_name, u.last_name, \
+                       u.phone_code, u.mobile FROM identities_users u WHERE u.id = $1";
+    Ok(db.fetch_optional(SQL, &[id]).await?)
+}
+
+impl FromRow<'_> for UserView {
+    fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sea_orm::sqlx::Error> {
+        Ok(Self {
+            id: cols.read()?,
+            country_id: cols.read()?,
+            email: cols.read()?,
+            first_name: cols.read()?,
+            last_name: cols.read()?,
+            phone_code: cols.read()?,
+            mobile: cols.read()?,
+        })
+    }
+}
+
+/// Whether the user still exists (a refresh of a user session): one constant statement that
+/// decodes one integer (the id: a literal `1` would be a 4-byte integer on PostgreSQL).
+pub async fn user_exists(db: &Db, id: i64) -> Result<bool, DataError> {
+    const SQL: &str = "SELECT id FROM identities_users WHERE id = $1";
+    Ok(db.fetch_optional::<i64>(SQL, &[id]).await?.is_some())
+}
+
+pub struct NewUser {
+    pub email: String,
+    pub password_digest: String,
+    pub first_name: String,
+    pub last_name: String,
+    pub phone_code: String,
+    pub mobile: String,
+    pub country_id: i64,
+}
+
+pub async fn create_user(db: &DatabaseConnection, new: NewUser) -> Result<user::Model, DataError> {
+    if country::Entity::find_by_id(new.country_id)
+        .one(db)
+        .await?
+        .is_none()
+    {
+        return Err(DataError::invalid("country.id", "does not exist"));
+    }
+    let now = Utc::now();
+    let model = user::ActiveModel {
+        email: Set(normalize_email(&new.email)),
+        password_digest: Set(new.password_digest),
+        first_name: Set(new.first_name),
+        last_name: Set(new.last_name),
+        phone_code: Set(new.phone_code),
+        mobile: Set(new.mobile),
+        country_id: Set(new.country_id),
+        created_at: Set(now),
+        updated_at: Set(now),
+        ..Default::default()
+    };
+    model.insert(db).await.map_err(email_taken_or)
+}
+
+/// Applies a partial update to a user's own record.
+pub async fn update_user(
+    db: &DatabaseConnection,
+    id: i64,
+    form: UserUpdateForm,
+) -> Result<user::Model, DataError> {
+    if let Some(country_id) = IdRef::id_of(&form.country)
+        && country::Entity::find_by_id(country_id)
+            .one(db)
+            .await?
+            .is_none()
+    {
+        return Err(DataError::invalid("country.id", "does not exist"));
+    }
+    // Only what the form sets, and `updated_at`, is written; the update returns the whole row.
+    let mut model = user::ActiveModel {
+        id: Unchanged(id),
+        ..Default::default()
+    };
+    if let Some(v) = form.first_name {
+        model.first_name = Set(v);
+    }
+    if let Some(v) = form.last_name {
+        model.last_name = Set(v);
+    }
+    if let Some(v) = form.phone_code {
+        model.phone_code = Set(v);
+    }
+    if let Some(v) = form.mobile {
+        model.mobile = Set(v);
+    }
+    if let Some(id) = IdRef::id_of(&form.country) {
+        model.country_id = Set(id);
+    }
+    model.updated_at = Set(Utc::now());
+    Ok(model.update(db).await?)
+}
+
+/// One page of users, optionally filtered by a case-insensitive match on name or e-mail.
+pub async fn list_users(
+    db: &DatabaseConnection,
+    q: Option<&str>,
+    page: u64,
+    per_page: u64,
+) -> Result<(Vec<user::Model>, u64), DataError> {
+    let mut query = user::Entity::find();
+    if let Some(q) = q.map(str::trim).filter(|q| !q.is_empty()) {
+        let pattern = format!("%{}%", escape_like(&q.to_lowercase()));
+        let like = |column: user::Column| {
+            Expr::expr(Func::lower(Expr::col(column)))
+                .like(sea_orm::sea_query::LikeExpr::new(pattern.clone()).escape('\\'))
+        };
+        query = query.filter(
+            Condition::any()
+                .add(like(user::Column::Email))
+                .add(like(user::Column::FirstName))
+                .add(like(user::Column::LastName)),
+        );
+    }
+    let total = query.clone().count(db).await?;
+    let rows = page_of(query.order_by_asc(user::Column::Id), page, per_page)
+        .all(db)
+        .await?;
+    Ok((rows, total))
+}
+
+fn escape_like(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+envelope!(IdentitiesUserOne {
+    identities_users: UserView
+});
+
+envelope!(IdentitiesUserList { identities_users: Vec<UserView>, meta });
