@@ -33,6 +33,118 @@ pub struct ErrorDetail {
     pub fields: Option<FieldErrors>,
 }
 
+/// The error responses of the OpenAPI document, declared once and listed by the handlers'
+/// `responses(...)` next to their success (`responses((status = 200, ...), AreaErrors,
+/// Unavailable)`). Each set owns distinct status codes: utoipa merges the sets into one map by
+/// status, so two sets naming the same status would silently keep only the last.
+pub mod responses {
+    use utoipa::IntoResponses;
+
+    use super::ErrorBody;
+
+    /// A request that cannot be read: bad path or query parameter, or bad JSON.
+    #[derive(IntoResponses)]
+    #[response(
+        status = 400,
+        description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter"
+    )]
+    pub struct MalformedRequest(pub ErrorBody);
+
+    /// A JSON body: it can be malformed, too large, of the wrong type or fail validation.
+    #[derive(IntoResponses)]
+    pub enum FormErrors {
+        #[response(
+            status = 400,
+            description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter"
+        )]
+        Malformed(ErrorBody),
+        #[response(status = 413, description = "`payload_too_large`: body over 64 KiB")]
+        TooLarge(ErrorBody),
+        #[response(
+            status = 415,
+            description = "`unsupported_media_type`: body is not application/json"
+        )]
+        UnsupportedMediaType(ErrorBody),
+        #[response(
+            status = 422,
+            description = "`validation_failed`, with `fields` keyed by nested path"
+        )]
+        Validation(ErrorBody),
+    }
+
+    /// A safe-method request to an authenticated area (user or admin context).
+    #[derive(IntoResponses)]
+    pub enum AreaErrors {
+        #[response(
+            status = 401,
+            description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`"
+        )]
+        Unauthenticated(ErrorBody),
+        #[response(status = 403, description = "`forbidden` (area check)")]
+        Forbidden(ErrorBody),
+    }
+
+    /// An unsafe-method request to an authenticated area: [`AreaErrors`] plus the CSRF check.
+    #[derive(IntoResponses)]
+    pub enum UnsafeAreaErrors {
+        #[response(
+            status = 401,
+            description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`"
+        )]
+        Unauthenticated(ErrorBody),
+        #[response(
+            status = 403,
+            description = "`forbidden` (area check) or `csrf_failed`"
+        )]
+        Forbidden(ErrorBody),
+    }
+
+    /// Refresh and logout: the session itself is checked (an expired access token is fine) and
+    /// CSRF, but no area.
+    #[derive(IntoResponses)]
+    pub enum SessionErrors {
+        #[response(
+            status = 401,
+            description = "`unauthenticated`, `invalid_token` or `session_ended`"
+        )]
+        Unauthenticated(ErrorBody),
+        #[response(status = 403, description = "`csrf_failed`")]
+        CsrfFailed(ErrorBody),
+    }
+
+    /// Login with a wrong e-mail or password.
+    #[derive(IntoResponses)]
+    #[response(status = 401, description = "`invalid_credentials`")]
+    pub struct InvalidCredentials(pub ErrorBody);
+
+    #[derive(IntoResponses)]
+    #[response(
+        status = 404,
+        description = "`not_found`, or outside the caller's scope"
+    )]
+    pub struct NotFound(pub ErrorBody);
+
+    #[derive(IntoResponses)]
+    #[response(status = 409, description = "`conflict`: uniqueness clash")]
+    pub struct Conflict(pub ErrorBody);
+
+    /// Login and sign-up throttles.
+    #[derive(IntoResponses)]
+    #[response(
+        status = 429,
+        description = "`rate_limited`: too many attempts, with Retry-After"
+    )]
+    pub struct RateLimited(pub ErrorBody);
+
+    #[derive(IntoResponses)]
+    #[response(
+        status = 503,
+        description = "`unavailable`: database or token store unreachable; on login and sign-up \
+                       also hashing capacity exhausted, with Retry-After"
+    )]
+    pub struct Unavailable(pub ErrorBody);
+}
+
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
     #[error("{0}")]

@@ -8,6 +8,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::areas;
+use crate::error::ErrorBody;
 use crate::state::AppState;
 use crate::views::Json;
 
@@ -19,6 +20,9 @@ use crate::views::Json;
                        and admins), CSRF double-submit, per-area authorization. Errors are \
                        always `{\"error\": {\"code\", \"message\", \"fields\"?}}`."
     ),
+    // The shared error responses (`error::responses`) reference `ErrorBody`; utoipa collects
+    // schemas only from `body = ...`, so it is registered here.
+    components(schemas(ErrorBody)),
     modifiers(&SecuritySchemes),
     tags(
         (name = "sessions", description = "Login, refresh and logout of both contexts"),

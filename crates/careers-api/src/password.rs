@@ -151,16 +151,19 @@ impl Passwords {
 
     /// How many hashing jobs ran (hashes and verifications, real or dummy): lets tests prove
     /// that an unknown e-mail costs one and a refused request none.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn jobs(&self) -> u64 {
         self.jobs_run.load(Ordering::Relaxed)
     }
 
     /// Requests waiting for a slot now.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn waiting(&self) -> usize {
         self.waiting.load(Ordering::Relaxed)
     }
 
     /// How many requests may wait for a slot.
+    #[cfg(any(test, feature = "test-support"))]
     pub fn max_waiting(&self) -> usize {
         self.max_waiting
     }

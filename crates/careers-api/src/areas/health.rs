@@ -10,7 +10,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::error::ErrorBody;
+use crate::error::responses::Unavailable;
 use crate::state::AppState;
 use crate::views::Json;
 
@@ -42,7 +42,7 @@ async fn live() -> Json<Value> {
     summary = "Readiness",
     responses(
         (status = 200, description = "Database and token store reachable", body = serde_json::Value),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        Unavailable
     )
 )]
 async fn ready(State(state): State<AppState>) -> Result<Json<Value>, ApiError> {

@@ -8,7 +8,10 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::error::ErrorBody;
+use crate::error::responses::{
+    AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, RateLimited, Unavailable,
+    UnsafeAreaErrors,
+};
 use crate::extract::{Json as Form, Path};
 use crate::forms::IdRef;
 use crate::models::careers::user_profile::{self, CareersUserProfileOne, TalentProfileCreateForm};
@@ -37,13 +40,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
     request_body = SignUpForm,
     responses(
         (status = 201, description = "The new user", body = IdentitiesUserOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 429, description = "`rate_limited`: too many sign-ups from this address, with Retry-After", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable, or hashing capacity exhausted (with Retry-After)", body = ErrorBody)
+        FormErrors, Conflict, RateLimited, Unavailable
     )
 )]
 async fn sign_up(
@@ -102,11 +99,7 @@ async fn sign_up(
     params(("id" = i64, Path, description = "Record id")),
     responses(
         (status = 200, description = "The caller's own record, bare", body = UserView),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, NotFound, Unavailable
     ),
     security(("user_session" = []))
 )]
@@ -126,15 +119,7 @@ async fn show_user(ctx: UserCtx, Path(id): Path<i64>) -> Result<Json<UserView>, 
     request_body = UserUpdateForm,
     responses(
         (status = 200, description = "The updated record, bare", body = UserView),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
 )]
@@ -160,15 +145,7 @@ async fn update_user(
     request_body = TalentProfileCreateForm,
     responses(
         (status = 201, description = "The new talent profile", body = CareersUserProfileOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
 )]

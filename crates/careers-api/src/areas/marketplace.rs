@@ -7,7 +7,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::error::ErrorBody;
+use crate::error::responses::{MalformedRequest, NotFound, Unavailable};
 use crate::extract::{Path, Query};
 use crate::models::careers::job::{self, MarketplaceJobList, MarketplaceJobOne};
 use crate::state::AppState;
@@ -27,8 +27,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
     params(PageParams),
     responses(
         (status = 200, description = "Published jobs", body = MarketplaceJobList),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, Unavailable
     ),
     security((), ("user_session" = []))
 )]
@@ -54,9 +53,7 @@ async fn list_jobs(
     params(("id" = i64, Path, description = "Record id")),
     responses(
         (status = 200, description = "A published job", body = MarketplaceJobOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, NotFound, Unavailable
     ),
     security((), ("user_session" = []))
 )]

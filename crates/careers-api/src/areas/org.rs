@@ -10,7 +10,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::error::ErrorBody;
+use crate::error::responses::{
+    AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
+};
 use crate::extract::{Json as Form, Path, Query};
 use crate::models::careers::job::{self, CareersJobList, CareersJobOne, JobForm};
 use crate::models::careers::job_application::{
@@ -45,11 +47,7 @@ fn scope(ctx: &EmployerCtx) -> Scope {
     params(PageParams),
     responses(
         (status = 200, description = "Org profiles of your company", body = OrgUserProfileList),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, NotFound, Unavailable
     ),
     security(("user_session" = []))
 )]
@@ -75,11 +73,7 @@ async fn list_profiles(
     params(("id" = i64, Path, description = "Record id")),
     responses(
         (status = 200, description = "The org profile, bare", body = OrgUserProfileView),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, NotFound, Unavailable
     ),
     security(("user_session" = []))
 )]
@@ -102,15 +96,7 @@ async fn show_profile(
     request_body = OrgUserProfileForm,
     responses(
         (status = 201, description = "The new org profile", body = OrgUserProfileOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
 )]
@@ -139,15 +125,7 @@ async fn create_profile(
     request_body = OrgUserProfileForm,
     responses(
         (status = 200, description = "The updated org profile, bare", body = OrgUserProfileView),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
 )]
@@ -171,11 +149,7 @@ async fn update_profile(
     params(PageParams),
     responses(
         (status = 200, description = "Your company's jobs", body = CareersJobList),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, NotFound, Unavailable
     ),
     security(("user_session" = []))
 )]
@@ -200,15 +174,7 @@ async fn list_jobs(
     request_body = JobForm,
     responses(
         (status = 201, description = "The new job", body = CareersJobOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
 )]
@@ -234,15 +200,7 @@ async fn create_job(
     request_body = JobForm,
     responses(
         (status = 200, description = "The updated job", body = CareersJobOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
 )]
@@ -277,11 +235,7 @@ struct ApplicationParams {
     params(ApplicationParams),
     responses(
         (status = 200, description = "Applications to your company's jobs", body = EmployerApplicationList),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, NotFound, Unavailable
     ),
     security(("user_session" = []))
 )]
@@ -305,10 +259,10 @@ async fn list_applications(
     .await?;
     // The items borrow their text from `rows`, so the answer is written here, while they live.
     let (items, total) = rows.page()?;
-    Ok(EmployerApplicationList {
+    Ok(Json(EmployerApplicationList {
         careers_job_applications: items,
         meta: Meta::new(page, per_page, total),
-    }
+    })
     .into_response())
 }
 
@@ -320,11 +274,7 @@ async fn list_applications(
     params(("id" = i64, Path, description = "Record id")),
     responses(
         (status = 200, description = "The application with the applicant's profile", body = EmployerApplicationOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, NotFound, Unavailable
     ),
     security(("user_session" = []))
 )]

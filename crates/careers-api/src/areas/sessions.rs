@@ -17,7 +17,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::error::ErrorBody;
+use crate::error::responses::{
+    FormErrors, InvalidCredentials, RateLimited, SessionErrors, Unavailable,
+};
 use crate::extract::Json;
 use crate::models::identities::admin::{self, AdminView};
 use crate::models::identities::user::{self, UserView};
@@ -260,13 +262,7 @@ macro_rules! session_handlers {
             request_body = LoginForm,
             responses(
                 (status = 201, description = "Session created; cookies set", body = $login_body),
-                (status = 400, description = "`malformed_request`", body = ErrorBody),
-                (status = 401, description = "`invalid_credentials`", body = ErrorBody),
-                (status = 413, description = "`payload_too_large`", body = ErrorBody),
-                (status = 415, description = "`unsupported_media_type`", body = ErrorBody),
-                (status = 422, description = "`validation_failed`", body = ErrorBody),
-                (status = 429, description = "`rate_limited`, with Retry-After", body = ErrorBody),
-                (status = 503, description = "`unavailable`", body = ErrorBody)
+                FormErrors, InvalidCredentials, RateLimited, Unavailable
             )
         )]
         async fn $login(
@@ -285,9 +281,7 @@ macro_rules! session_handlers {
             summary = "Refresh: same session, new access token and CSRF token",
             responses(
                 (status = 200, description = "Cookies replaced", body = Refreshed),
-                (status = 401, description = "`unauthenticated`, `invalid_token` or `session_ended`", body = ErrorBody),
-                (status = 403, description = "`csrf_failed`", body = ErrorBody),
-                (status = 503, description = "`unavailable`", body = ErrorBody)
+                SessionErrors, Unavailable
             ),
             security(($security = [], "csrf_token" = []))
         )]
@@ -302,9 +296,7 @@ macro_rules! session_handlers {
             summary = "Log out: destroy the session and delete both cookies",
             responses(
                 (status = 204, description = "Session destroyed; cookies deleted"),
-                (status = 401, description = "`unauthenticated`, `invalid_token` or `session_ended`", body = ErrorBody),
-                (status = 403, description = "`csrf_failed`", body = ErrorBody),
-                (status = 503, description = "`unavailable`", body = ErrorBody)
+                SessionErrors, Unavailable
             ),
             security(($security = [], "csrf_token" = []))
         )]

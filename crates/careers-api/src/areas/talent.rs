@@ -7,7 +7,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::error::ErrorBody;
+use crate::error::responses::{
+    AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
+};
 use crate::extract::Json as Form;
 use crate::models::careers::user_profile::{self, CareersUserProfileOne, TalentProfileForm};
 use crate::state::AppState;
@@ -24,11 +26,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
     summary = "Read your talent profile",
     responses(
         (status = 200, description = "Your talent profile", body = CareersUserProfileOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, NotFound, Unavailable
     ),
     security(("user_session" = []))
 )]
@@ -51,15 +49,7 @@ async fn show_profile(
     request_body = TalentProfileForm,
     responses(
         (status = 200, description = "Your updated talent profile", body = CareersUserProfileOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
 )]

@@ -9,7 +9,9 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
-use crate::error::ErrorBody;
+use crate::error::responses::{
+    AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
+};
 use crate::extract::{Json as Form, Path, Query};
 use crate::models::identities::user::{self, IdentitiesUserList, UserView};
 use crate::models::org::Scope;
@@ -48,10 +50,7 @@ struct UserListParams {
     params(UserListParams),
     responses(
         (status = 200, description = "Users", body = IdentitiesUserList),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, Unavailable
     ),
     security(("admin_session" = []))
 )]
@@ -80,10 +79,7 @@ async fn list_users(
     params(PageParams),
     responses(
         (status = 200, description = "Companies", body = OrgCompanyList),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, Unavailable
     ),
     security(("admin_session" = []))
 )]
@@ -108,10 +104,7 @@ async fn list_companies(
     params(PageParams),
     responses(
         (status = 200, description = "All org profiles", body = OrgUserProfileList),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, Unavailable
     ),
     security(("admin_session" = []))
 )]
@@ -136,11 +129,7 @@ async fn list_profiles(
     params(("id" = i64, Path, description = "Record id")),
     responses(
         (status = 200, description = "An org profile", body = OrgUserProfileOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        MalformedRequest, AreaErrors, NotFound, Unavailable
     ),
     security(("admin_session" = []))
 )]
@@ -165,15 +154,7 @@ async fn show_profile(
     request_body = OrgUserProfileForm,
     responses(
         (status = 201, description = "The new org profile", body = OrgUserProfileOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("admin_session" = [], "csrf_token" = []))
 )]
@@ -201,15 +182,7 @@ async fn create_profile(
     request_body = OrgUserProfileForm,
     responses(
         (status = 200, description = "The updated org profile", body = OrgUserProfileOne),
-        (status = 400, description = "`malformed_request`: bad JSON, wrong JSON type, bad path or query parameter", body = ErrorBody),
-        (status = 401, description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`", body = ErrorBody),
-        (status = 403, description = "`forbidden` (area check) or `csrf_failed`", body = ErrorBody),
-        (status = 404, description = "`not_found`, or outside the caller's scope", body = ErrorBody),
-        (status = 409, description = "`conflict`: uniqueness clash", body = ErrorBody),
-        (status = 413, description = "`payload_too_large`: body over 64 KiB", body = ErrorBody),
-        (status = 415, description = "`unsupported_media_type`: body is not application/json", body = ErrorBody),
-        (status = 422, description = "`validation_failed`, with `fields` keyed by nested path", body = ErrorBody),
-        (status = 503, description = "`unavailable`: database or token store unreachable", body = ErrorBody)
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("admin_session" = [], "csrf_token" = []))
 )]

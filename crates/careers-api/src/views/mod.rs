@@ -1,9 +1,6 @@
 //! Response shapes. Each follows one model and nests associations under their names; none is
 //! an entity, so columns such as `password_digest` can never leak.
 
-pub mod json;
-pub mod timestamp;
-
 use axum::body::Body;
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
@@ -13,28 +10,20 @@ use serde::{Deserialize, Serialize};
 use crate::error::ApiError;
 
 /// A JSON response: what `axum::Json` answers (`Content-Type: application/json`, serde_json's
-/// bytes), serialised into a `Vec` of 1 KiB instead of axum's 128-byte `BytesMut` writer, which
-/// pays a capacity check per fragment and grows a page of 25 applications by six copies
-/// (docs/PERFORMANCE.md, session 10), by [`json::to_writer`], which writes serde_json's bytes
-/// faster, or by serde_json itself for what that leaves to it. Every JSON body the service
-/// answers goes through it, errors included, but the employer's page of applications, which
-/// writes its own ([`EmployerApplicationList::write_json`], DECISIONS 64) and is answered the
-/// same way.
+/// bytes), serialised into a `Vec` of 1 KiB, which holds most bodies whole, where axum's
+/// writer starts at 128 bytes and grows a page of 25 applications by six copies.
 pub struct Json<T>(pub T);
 
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
         let mut body = Vec::with_capacity(1024);
-        let written = json::to_writer(&mut body, &self.0).or_else(|_| {
-            body.clear();
-            serde_json::to_writer(&mut body, &self.0)
-        });
+        let written = serde_json::to_writer(&mut body, &self.0);
         answer(body, written)
     }
 }
 
 /// The answer of a JSON `body` that `written` says was written whole.
-pub(crate) fn answer(body: Vec<u8>, written: Result<(), impl std::fmt::Display>) -> Response {
+fn answer(body: Vec<u8>, written: Result<(), impl std::fmt::Display>) -> Response {
     match written {
         Ok(()) => {
             let mut response = Response::new(Body::from(body));
@@ -167,7 +156,7 @@ pub(crate) mod tests {
         for value in [page, json!({}), json!("x")] {
             answers_as_axum_json(value).await;
         }
-        // What `json::to_writer` leaves to serde_json: a map with integer keys, a raw value.
+        // Shapes serde_json writes in its own way: a map with integer keys, a raw value.
         answers_as_axum_json(std::collections::BTreeMap::from([(1, "one"), (2, "two")])).await;
         answers_as_axum_json(serde_json::value::RawValue::from_string("[1, 2]".into()).unwrap())
             .await;

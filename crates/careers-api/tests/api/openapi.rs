@@ -136,3 +136,52 @@ fn no_route_is_registered_without_its_document() {
         }
     }
 }
+
+/// Unsafe-method operations without a session: login and sign-up (no session, so no CSRF yet).
+const PUBLIC_WRITES: &[(&str, &str)] = &[
+    ("post", "/identities/sessions"),
+    ("post", "/team/identities/admins/sessions"),
+    ("post", "/identities/users"),
+];
+
+/// Every operation that requires a session documents 401; every unsafe-method one also
+/// requires the CSRF header and documents 403. An optional session (`security((), ...)`, the
+/// marketplace) is no requirement: an unusable cookie there is anonymous, not 401.
+#[test]
+fn every_session_operation_documents_401_and_every_unsafe_one_403() {
+    let document = serde_json::to_value(careers_api::openapi::document()).unwrap();
+    let mut checked = 0;
+    for (method, path) in operations(&document) {
+        let op = &document["paths"][&path][&method];
+        let requirements = op["security"].as_array().cloned().unwrap_or_default();
+        let optional = requirements
+            .iter()
+            .any(|r| r.as_object().is_some_and(|r| r.is_empty()));
+        let required = !requirements.is_empty() && !optional;
+        let unsafe_method = !matches!(method.as_str(), "get" | "head" | "options");
+        let responses = op["responses"].as_object().unwrap();
+        if !required {
+            assert!(
+                !unsafe_method || PUBLIC_WRITES.contains(&(method.as_str(), path.as_str())),
+                "{method} {path}: an unsafe method without a session requirement"
+            );
+            continue;
+        }
+        checked += 1;
+        assert!(
+            responses.contains_key("401"),
+            "{method} {path} documents 401"
+        );
+        if unsafe_method {
+            assert!(
+                responses.contains_key("403"),
+                "{method} {path} documents 403"
+            );
+            assert!(
+                requirements.iter().all(|r| r.get("csrf_token").is_some()),
+                "{method} {path} requires the CSRF header"
+            );
+        }
+    }
+    assert!(checked > 0);
+}

@@ -6,7 +6,6 @@ pub mod entity;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, FromQueryResult, JoinType,
@@ -24,8 +23,7 @@ use crate::error::ApiError;
 use crate::forms::{Errors, IdRef};
 use crate::models::identities::user::UserBrief;
 use crate::models::org::company::{CompanyBrief, entity as company};
-use crate::views::timestamp::Stamp;
-use crate::views::{Meta, answer, envelope, json};
+use crate::views::{Meta, envelope};
 
 /// `Careers::JobApplication`'s own attributes. Its text is borrowed from the database's rows
 /// where the employer's list writes them straight from its hot read, and owned everywhere
@@ -35,10 +33,8 @@ pub struct ApplicationAttrs<'a> {
     pub id: i64,
     pub status: Cow<'a, str>,
     pub cover_letter: Cow<'a, str>,
-    #[schema(value_type = DateTime<Utc>)]
-    pub created_at: Stamp<'a>,
-    #[schema(value_type = DateTime<Utc>)]
-    pub updated_at: Stamp<'a>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
 }
 
 impl From<&application::Model> for ApplicationAttrs<'static> {
@@ -47,8 +43,8 @@ impl From<&application::Model> for ApplicationAttrs<'static> {
             id: a.id,
             status: a.status.clone().into(),
             cover_letter: a.cover_letter.clone().into(),
-            created_at: a.created_at.into(),
-            updated_at: a.updated_at.into(),
+            created_at: a.created_at,
+            updated_at: a.updated_at,
         }
     }
 }
@@ -60,8 +56,8 @@ impl ApplicationAttrs<'_> {
             id: self.id,
             status: self.status.into_owned().into(),
             cover_letter: self.cover_letter.into_owned().into(),
-            created_at: self.created_at.into_owned(),
-            updated_at: self.updated_at.into_owned(),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
         }
     }
 }
@@ -78,40 +74,6 @@ pub struct EmployerApplicationItem<'a> {
     #[serde(flatten)]
     pub application: ApplicationAttrs<'a>,
     pub career_user_profile: ApplicantBrief<'a>,
-}
-
-impl EmployerApplicationItem<'_> {
-    /// Writes the item's JSON: the bytes its `Serialize` writes, with the keys and
-    /// punctuation as literals. Through serde, each of its eleven keys is a call that tests
-    /// and copies the key, and each nested object its own serialiser: that came to three times
-    /// the cost of these writes, about 2.6 µs of a page of 25 (docs/PERFORMANCE.md,
-    /// session 14). The oracle test `the_page_is_written_as_serialize_writes_it` holds the
-    /// two to the same bytes, new fields included.
-    pub fn write_json(&self, out: &mut Vec<u8>) -> json::Result {
-        let application = &self.application;
-        let profile = &self.career_user_profile;
-        let user = &profile.identities_user;
-        out.extend_from_slice(b"{\"id\":");
-        json::integer(out, application.id);
-        out.extend_from_slice(b",\"status\":");
-        json::string(out, &application.status);
-        out.extend_from_slice(b",\"cover_letter\":");
-        json::string(out, &application.cover_letter);
-        out.extend_from_slice(b",\"created_at\":");
-        crate::views::timestamp::write_json(out, &application.created_at)?;
-        out.extend_from_slice(b",\"updated_at\":");
-        crate::views::timestamp::write_json(out, &application.updated_at)?;
-        out.extend_from_slice(b",\"career_user_profile\":{\"id\":");
-        json::integer(out, profile.id);
-        out.extend_from_slice(b",\"identities_user\":{\"id\":");
-        json::integer(out, user.id);
-        out.extend_from_slice(b",\"first_name\":");
-        json::string(out, &user.first_name);
-        out.extend_from_slice(b",\"last_name\":");
-        json::string(out, &user.last_name);
-        out.extend_from_slice(b"}}}");
-        Ok(())
-    }
 }
 
 /// The applicant with their profile's children, for the employer's detail view.
@@ -142,73 +104,14 @@ pub struct CandidateApplicationItem {
 pub struct OwnApplication {
     pub id: i64,
     pub status: String,
-    #[serde(serialize_with = "crate::views::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
 }
 
 /// The employer's page of applications, borrowing its text from the rows it was read from.
-/// Answered as [`Json`] answers it, its body written by [`Self::write_json`].
 #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
 pub struct EmployerApplicationList<'a> {
     pub careers_job_applications: Vec<EmployerApplicationItem<'a>>,
     pub meta: Meta,
-}
-
-impl EmployerApplicationList<'_> {
-    /// Writes the page's JSON: the bytes its `Serialize` writes (serde_json's), with the keys
-    /// and punctuation as literals, each item by
-    /// [`EmployerApplicationItem::write_json`].
-    pub fn write_json(&self, out: &mut Vec<u8>) -> json::Result {
-        out.extend_from_slice(b"{\"careers_job_applications\":[");
-        for (i, item) in self.careers_job_applications.iter().enumerate() {
-            if i > 0 {
-                out.push(b',');
-            }
-            item.write_json(out)?;
-        }
-        out.extend_from_slice(b"],\"meta\":");
-        json::to_writer(out, &self.meta)?;
-        out.push(b'}');
-        Ok(())
-    }
-}
-
-impl IntoResponse for EmployerApplicationList<'_> {
-    fn into_response(self) -> Response {
-        // About 260 bytes an item with a short cover letter; a longer page grows its buffer.
-        let mut body = Vec::with_capacity(128 + 320 * self.careers_job_applications.len());
-        let written = self.write_json(&mut body);
-        answer(body, written)
-    }
-}
-
-/// A page of 25 applications of the benchmark's shape (timestamps with nanoseconds), each with
-/// `cover_letter`: for the JSON writer's tests and its micro-benchmark (`crates/bench`).
-#[doc(hidden)]
-pub fn sample_application_page(cover_letter: &str) -> EmployerApplicationList<'_> {
-    let time = DateTime::from_timestamp(1_700_000_000, 456_789_012).unwrap_or_default();
-    EmployerApplicationList {
-        careers_job_applications: (1..=25)
-            .map(|id| EmployerApplicationItem {
-                application: ApplicationAttrs {
-                    id,
-                    status: "submitted".into(),
-                    cover_letter: cover_letter.into(),
-                    created_at: time.into(),
-                    updated_at: time.into(),
-                },
-                career_user_profile: ApplicantBrief {
-                    id: id + 100,
-                    identities_user: UserBrief {
-                        id: id + 200,
-                        first_name: format!("Applicant{id}").into(),
-                        last_name: "Bench".into(),
-                    },
-                },
-            })
-            .collect(),
-        meta: Meta::new(1, 25, 25),
-    }
 }
 
 /// `careers_user_profile` of an application: the caller's own profile, plus experiences to add.
@@ -420,8 +323,8 @@ impl From<CandidateRow> for CandidateApplicationItem {
                 id: r.id,
                 status: r.status.into(),
                 cover_letter: r.cover_letter.into(),
-                created_at: r.created_at.into(),
-                updated_at: r.updated_at.into(),
+                created_at: r.created_at,
+                updated_at: r.updated_at,
             },
             careers_job: JobBrief {
                 id: r.job_id,
@@ -541,100 +444,3 @@ envelope!(CandidateApplicationList {
 envelope!(CandidateApplicationOne {
     careers_job_applications: CandidateApplicationItem
 });
-
-#[cfg(test)]
-mod tests {
-    use axum::response::IntoResponse;
-    use chrono::DateTime;
-    use proptest::prelude::*;
-
-    /// Any text, ids and timestamps.
-    fn application_item() -> impl Strategy<Value = super::EmployerApplicationItem<'static>> {
-        use super::{ApplicantBrief, ApplicationAttrs, EmployerApplicationItem, UserBrief};
-        // Text of every kind: letters, any character, and what needs an escape.
-        let text = || {
-            prop_oneof![
-                "[a-z ]{0,24}",
-                ".{0,40}",
-                "[a-z\"\\\\\\x00-\\x1f\u{7f}\u{e9}\u{2028}]{0,16}",
-            ]
-        };
-        // From before year 0 to after 9999, leap seconds included: both of the timestamp
-        // writer's paths.
-        // Each as a time or, where it has one, as the text SQLite stores it in.
-        let time = (
-            -100_000_000_000i64..300_000_000_000,
-            prop_oneof![0u32..1_000_000_000, 1_000_000_000u32..2_000_000_000],
-            any::<bool>(),
-        )
-            .prop_filter_map("a valid time", |(seconds, nanos, stored)| {
-                let time = DateTime::from_timestamp(seconds, nanos)?;
-                let text = time.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, false);
-                Some(
-                    match crate::views::timestamp::Stamp::stored(text.as_bytes()) {
-                        Some(stamp) if stored => stamp.into_owned(),
-                        _ => time.into(),
-                    },
-                )
-            });
-        (
-            (any::<i64>(), text(), text(), time.clone(), time),
-            (any::<i64>(), any::<i64>(), text(), text()),
-        )
-            .prop_map(
-                |(
-                    (id, status, cover_letter, created_at, updated_at),
-                    (profile, user, first, last),
-                )| {
-                    EmployerApplicationItem {
-                        application: ApplicationAttrs {
-                            id,
-                            status: status.into(),
-                            cover_letter: cover_letter.into(),
-                            created_at,
-                            updated_at,
-                        },
-                        career_user_profile: ApplicantBrief {
-                            id: profile,
-                            identities_user: UserBrief {
-                                id: user,
-                                first_name: first.into(),
-                                last_name: last.into(),
-                            },
-                        },
-                    }
-                },
-            )
-    }
-
-    proptest! {
-        /// The page written by hand is what its `Serialize` writes through serde_json, byte
-        /// for byte: a field added to the views and not to `write_json` fails this.
-        #[test]
-        fn the_page_is_written_as_serialize_writes_it(
-            items in proptest::collection::vec(application_item(), 0..4),
-            (page, per_page, total) in any::<(u64, u64, u64)>(),
-        ) {
-            let list = super::EmployerApplicationList {
-                careers_job_applications: items,
-                meta: crate::views::Meta::new(page, per_page, total),
-            };
-            let mut ours = Vec::new();
-            list.write_json(&mut ours).unwrap();
-            let serde = serde_json::to_vec(&list).unwrap();
-            prop_assert_eq!(String::from_utf8(ours).unwrap(), String::from_utf8(serde).unwrap());
-        }
-    }
-
-    /// The page's answer: the status, headers and body of `Json`'s, which writes it through
-    /// its `Serialize`.
-    #[tokio::test]
-    async fn the_page_answers_as_json_does() {
-        let cover_letter = "Dear \"team\",\n\u{1}\u{e9}";
-        crate::views::tests::same_answer(
-            super::sample_application_page(cover_letter).into_response(),
-            crate::views::Json(super::sample_application_page(cover_letter)).into_response(),
-        )
-        .await;
-    }
-}
