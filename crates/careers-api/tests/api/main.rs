@@ -16,6 +16,7 @@ mod hardening;
 mod instances;
 mod isolation;
 mod openapi;
+mod performance_guards;
 mod process;
 mod properties;
 mod requests;
