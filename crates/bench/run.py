@@ -1,10 +1,19 @@
 #!/usr/bin/env python3
-"""Load benchmark of careers-api against its floor.
+"""Load benchmark of careers-api against two floors.
 
 One command starts the service on a backend pair, seeds data, and measures each scenario with
 the server pinned to core 0 and the load generator to core 1 (taskset), reporting req/s, p50,
-p99 and server CPU, and every figure of the authenticated GET as a ratio to the floor binary
-measured in the same run. Runs are repeated and medians reported; the ratios are medians of
+p99 and server CPU, and the reads as ratios to two floors measured in the same run:
+
+- the reference floor (`../shared/reference-floor`), a minimal server written apart from this
+  project (rusqlite queried inline on a current_thread runtime, plus a Redis round trip), run
+  against the same SQLite file: the independent yardstick of the SQLite pairs' GET;
+- the own floor (`crates/bench/src/bin/floor.rs`): the same reads and the same list JSON on
+  careers-api's own stack (sqlx, its runtime), the yardstick of the PostgreSQL pair and of the
+  list, which the reference floor does not serve.
+
+With `--baseline-dir`, a second careers-api built from another commit runs beside the first and
+its reads are measured in the same slices: an interleaved A/B. Runs are repeated and medians reported; the ratios are medians of
 each repeat's own ratio. Within a repeat the four read scenarios (the floor's GET, the GET, the
 list, the floor's list) run in slices of about two seconds taken in turn (`--slice`), so that the
 host's drift over seconds falls on all of them alike.
@@ -14,6 +23,9 @@ host's drift over seconds falls on all of them alike.
     python3 crates/bench/run.py --smoke                  # CI: a few seconds, prints the table
     python3 crates/bench/run.py --reads-only --hold      # profiling: floor, GET, list; then
                                                          # prints pids and cookies and waits
+    python3 crates/bench/run.py --reads-only --baseline-dir /tmp/base/release   # A/B
+
+Pairs: sqlite-memory (the embedded default), sqlite-redis, postgres-redis.
 
 PostgreSQL + Redis come from TEST_DATABASE_URL / TEST_REDIS_URL (default: the local ones).
 """
@@ -40,6 +52,9 @@ TARGET = os.path.join(ROOT, "target", "release")  # --profile debug switches it
 SECRET = "bench-signing-secret-of-at-least-32-bytes!"
 PG_URL = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test")
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
+REFERENCE_SRC = os.environ.get("REFERENCE_FLOOR_DIR",
+                               os.path.join(os.path.dirname(ROOT), "shared", "reference-floor"))
+REFERENCE_BIN = os.path.join(ROOT, "target", "reference-floor", "release", "rust-floor")
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -119,18 +134,26 @@ class Pair:
                         LOG_FORMAT="json", SIGNUP_LIMIT_PER_HOUR="1000")
         self.env.pop("REDIS_URL", None)
         self.schema = None
-        if name == "sqlite-memory":
-            self.env["DATABASE_URL"] = f"sqlite://{work}/bench.db"
-        else:
+        self.sqlite_file = None
+        if name in ("sqlite-memory", "sqlite-redis"):
+            self.sqlite_file = os.path.join(work, f"bench-{name}.db")
+            self.env["DATABASE_URL"] = f"sqlite://{self.sqlite_file}"
+            if name == "sqlite-redis":
+                self.env.update(REDIS_URL=REDIS_URL,
+                                REDIS_KEY_PREFIX=f"careers-bench:{secrets.token_hex(6)}:")
+        elif name == "postgres-redis":
             self.schema = "careers_bench_" + secrets.token_hex(6)
             subprocess.run(["psql", PG_URL, "-qc", f"CREATE SCHEMA {self.schema}"], check=True)
             self.env.update(DATABASE_URL=PG_URL, DATABASE_SCHEMA=self.schema, REDIS_URL=REDIS_URL,
                             REDIS_KEY_PREFIX=f"careers-bench:{secrets.token_hex(6)}:")
+        else:
+            raise SystemExit(f"unknown pair {name}: sqlite-memory, sqlite-redis or postgres-redis")
 
     def cleanup(self):
         if self.schema:
             subprocess.run(["psql", PG_URL, "-qc", f"DROP SCHEMA {self.schema} CASCADE"],
                            stderr=subprocess.DEVNULL)
+        if "REDIS_KEY_PREFIX" in self.env:
             prefix = self.env["REDIS_KEY_PREFIX"]
             keys = subprocess.run(["redis-cli", "-u", REDIS_URL, "--scan", "--pattern", prefix + "*"],
                                   capture_output=True, text=True).stdout.split()
@@ -219,9 +242,34 @@ def measure_interleaved(runs, duration, slice_seconds):
 FLOOD_LOGIN = {"email": "employer@globex.example", "password": "employer-password-1"}
 
 
+def start_reference(pair, user_path):
+    """The reference floor on the pair's SQLite file, logged in as the GET's user: its process,
+    port and cookie."""
+    port = free_port()
+    process = subprocess.Popen(["taskset", "-c", "0", REFERENCE_BIN],
+                               env=dict(os.environ, DB_PATH=pair.sqlite_file, REDIS_URL=REDIS_URL,
+                                        PORT=str(port), JWT_SECRET=SECRET),
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 30
+    while True:
+        try:
+            jar = login(base, "plain@example.com", "plain-password-1")
+            break
+        except OSError:
+            if time.time() > deadline:
+                raise SystemExit("the reference floor did not start")
+            time.sleep(0.1)
+    cookie = f"jwt_access={jar['jwt_access']}"
+    status, _, _ = http("GET", base + user_path, cookie=cookie)
+    assert status == 200, status
+    return process, port, cookie
+
+
 def run_pair(name, args, work):
     pair = Pair(name, work)
     bin_api, bin_floor = os.path.join(TARGET, "careers-api"), os.path.join(TARGET, "floor")
+    others = []
     try:
         subprocess.run([bin_api, "seed", "--demo"], env=dict(pair.env, RUST_LOG="warn"), check=True,
                        stdout=subprocess.DEVNULL)
@@ -301,6 +349,30 @@ def run_pair(name, args, work):
             ("floor job_applications", floor.pid, floor_port,
              dict(path=list_path, connections=c, headers=[f"Cookie: jwt_access={employer_token}"])),
         ]
+        if pair.sqlite_file:
+            reference, reference_port, reference_cookie = start_reference(pair, user_path)
+            others.append(reference)
+            reads.insert(0, ("reference GET user", reference.pid, reference_port,
+                             dict(path=user_path, connections=c, headers=[f"Cookie: {reference_cookie}"])))
+        if args.baseline_dir:
+            baseline_port = free_port()
+            baseline_log = open(os.path.join(work, f"baseline-{name}.log"), "w")
+            baseline = subprocess.Popen(
+                ["taskset", "-c", "0", os.path.join(args.baseline_dir, "careers-api"), "serve"],
+                env=dict(pair.env, BIND_ADDR=f"127.0.0.1:{baseline_port}"), stderr=baseline_log,
+                stdout=subprocess.DEVNULL)
+            others.append(baseline)
+            baseline_base = f"http://127.0.0.1:{baseline_port}"
+            wait_ready(baseline_base + "/health/ready")
+            b_plain = login(baseline_base, "plain@example.com", "plain-password-1")
+            b_employer = login(baseline_base, "employer@acme.example", "employer-password-1")
+            reads += [
+                ("baseline GET user", baseline.pid, baseline_port,
+                 dict(path=user_path, connections=c, headers=[f"Cookie: jwt_access={b_plain['jwt_access']}"])),
+                ("baseline GET job_applications", baseline.pid, baseline_port,
+                 dict(path=list_path, connections=c,
+                      headers=[f"Cookie: jwt_access={b_employer['jwt_access']}"])),
+            ]
         for _ in range(args.repeat):
             for scenario, result in measure_interleaved(reads, d, args.slice).items():
                 record(scenario, result)
@@ -374,6 +446,9 @@ def run_pair(name, args, work):
         api.wait()
         return results
     finally:
+        for process in others:
+            process.kill()
+            process.wait()
         pair.cleanup()
 
 
@@ -429,6 +504,23 @@ def table(all_results, args):
             lines.append(f"| {pair} | {scenario} | {rps:.0f} | {median(runs, 'p50_ms'):.2f} | "
                          f"{median(runs, 'p99_ms'):.2f} | {cpu_text} | {us_text} | {ratio} |")
         get_ratio = statistics.median(paired)
+        if "reference GET user" in results:
+            for scenario in ("GET user", "floor GET user", "GET job_applications"):
+                ratios = sorted(repeat_ratios(results, scenario, "reference GET user"))
+                lines.append(f"| {pair} | {scenario} / reference GET | | | | | | "
+                             f"{ratio_text(ratios, 'the reference')} |")
+            cpu_ratios = sorted(repeat_ratios(results, "reference GET user", "GET user", per_request))
+            lines.append(f"| {pair} | GET user CPU (reference's / ours) | | | | | | "
+                         f"{ratio_text(cpu_ratios, 'the reference')} |")
+            reference_ratio = statistics.median(repeat_ratios(results, "GET user", "reference GET user"))
+            want = 1.0 if pair == "sqlite-memory" else 0.9
+            verdicts.append((pair, f"authenticated GET ≥ {want:.1f}× the reference floor",
+                             f"{reference_ratio:.2f}×", reference_ratio >= want))
+        for scenario in ("GET user", "GET job_applications"):
+            if f"baseline {scenario}" in results:
+                ratios = sorted(repeat_ratios(results, scenario, f"baseline {scenario}"))
+                lines.append(f"| {pair} | A/B: {scenario} / baseline | | | | | | "
+                             f"{ratio_text(ratios, 'the baseline')} |")
         list_ratio = statistics.median(repeat_ratios(results, "GET job_applications", "GET user"))
         list_text = f"{list_ratio:.2f}× (the floor's own: {statistics.median(floor_list_paired):.2f}×)"
         verdicts += [
@@ -491,6 +583,9 @@ def main():
     parser.add_argument("--target-dir", default=None,
                         help="run the binaries of this directory (for example target/pgo/release, built by "
                              "crates/bench/pgo.sh); implies --no-build")
+    parser.add_argument("--baseline-dir", default=None,
+                        help="also run the careers-api of this directory (another commit's build) and "
+                             "measure its reads in the same slices: an interleaved A/B")
     parser.add_argument("--profile", default="release", choices=["release", "debug"],
                         help="debug builds quickly (CI smoke); figures are only meaningful in release")
     args = parser.parse_args()
@@ -505,6 +600,14 @@ def main():
         profile = ["--release"] if args.profile == "release" else []
         subprocess.run(["cargo", "build", *profile, "--quiet", "-p", "careers-api", "-p", "bench"],
                        cwd=ROOT, check=True)
+    if any(p.startswith("sqlite") for p in args.pairs.split(",")) and (
+            not args.no_build or not os.path.exists(REFERENCE_BIN)):
+        # From its own folder, so that no cargo configuration of this project applies to it.
+        if not os.path.isdir(REFERENCE_SRC):
+            raise SystemExit(f"the reference floor's sources are not at {REFERENCE_SRC} "
+                             "(set REFERENCE_FLOOR_DIR)")
+        subprocess.run(["cargo", "build", "--release", "--quiet", "--locked", "--target-dir",
+                        os.path.join(ROOT, "target", "reference-floor")], cwd=REFERENCE_SRC, check=True)
     all_results = {}
     with tempfile.TemporaryDirectory() as work:
         for pair in args.pairs.split(","):

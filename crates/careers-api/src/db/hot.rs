@@ -1,21 +1,40 @@
-//! The database handle, and the hot reads that run on its sqlx pool directly.
+//! The database handle, and the hot reads.
 //!
 //! Everything goes through SeaORM except the statements that run on every request of an area
 //! or page the service is measured on: the session's user, the user check of a refresh, the
-//! employer check, and the employer's application list and detail. Those are constant SQL, run on the same pool that SeaORM holds
-//! (same connections, settings and PostgreSQL schema) without SeaORM's statement wrapper,
-//! which cost about a tenth of an authenticated GET (docs/PERFORMANCE.md, session 4). Their
-//! rows are decoded by position, written once for both backends ([`FromRow`]).
+//! employer check, and the employer's application list and detail. Those are constant SQL with
+//! integer parameters (`$1`, `$2`...), decoded by position, written once for both backends
+//! ([`FromRow`]).
+//!
+//! Where they run is the design of the read path (docs/DECISIONS.md 79):
+//! - **SQLite (a file)**: on the calling thread, through a read-only rusqlite connection to the
+//!   same file taken from a small pool of idle ones ([`Readers`]). sqlx runs each SQLite
+//!   connection on a thread of its own and hands every statement and its rows over channels:
+//!   two wake-ups and context switches per statement, which were half of an authenticated GET's
+//!   CPU time. A point read takes microseconds, so running it inline costs the runtime less
+//!   than the hand-off did. Writes stay on SeaORM's sqlx pool (WAL: a reader never blocks the
+//!   writer, and sees every write committed before its statement starts).
+//! - **PostgreSQL, and SQLite in memory** (which a second connection cannot open): on SeaORM's
+//!   own sqlx pool, without SeaORM's statement wrapper.
 
 use std::ops::Deref;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
+use chrono::{DateTime, Utc};
+use rusqlite::config::DbConfig;
+use rusqlite::types::{FromSql, Value, ValueRef};
+use rusqlite::{Connection, OpenFlags};
 use sea_orm::sqlx::postgres::PgRow;
 use sea_orm::sqlx::sqlite::SqliteRow;
 use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type};
 use sea_orm::{DatabaseConnection, DbBackend, DbErr, RuntimeErr};
 
 type Observer = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Why a column could not be decoded into its Rust type.
+pub type DecodeError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Evaluates `$run` with `$pool` bound to the sqlx pool of `$orm`'s backend: the body is
 /// written once and compiled for each driver, whose row types differ. A failure becomes the
@@ -42,10 +61,30 @@ fn query_failed(error: sqlx::Error) -> DbErr {
     DbErr::Query(RuntimeErr::SqlxError(Arc::new(error)))
 }
 
+/// The `DbErr` of a failed inline SQLite statement or of a value that does not decode.
+fn read_failed(error: impl std::fmt::Display) -> DbErr {
+    DbErr::Query(RuntimeErr::Internal(error.to_string()))
+}
+
+/// The `DbErr` of a failed inline read: one that waited out the busy timeout or could not open
+/// the file is the database being unavailable (503), as a pool timeout is on sqlx's path.
+fn inline_failed(error: DecodeError) -> DbErr {
+    use rusqlite::ErrorCode::{CannotOpen, DatabaseBusy, DatabaseLocked};
+    match error.downcast_ref::<rusqlite::Error>() {
+        Some(rusqlite::Error::SqliteFailure(failure, _))
+            if matches!(failure.code, DatabaseBusy | DatabaseLocked | CannotOpen) =>
+        {
+            DbErr::ConnectionAcquire(sea_orm::ConnAcquireErr::Timeout)
+        }
+        _ => read_failed(error),
+    }
+}
+
 /// SeaORM's connection (through `Deref`, for everything else) and the hot reads.
 #[derive(Clone)]
 pub struct Db {
     orm: DatabaseConnection,
+    readers: Option<Arc<Readers>>,
     observer: Option<Observer>,
 }
 
@@ -58,11 +97,24 @@ impl Deref for Db {
 }
 
 impl Db {
+    /// The handle of `orm`. On a SQLite file, the hot reads get their inline readers.
     pub fn new(orm: DatabaseConnection) -> Self {
+        let readers = (orm.get_database_backend() == DbBackend::Sqlite)
+            .then(|| orm.get_sqlite_connection_pool().connect_options())
+            // A file on disk (SQLite in memory has none, and another connection cannot open it).
+            .filter(|options| options.get_filename().is_file())
+            .map(|options| Arc::new(Readers::new(options.get_filename().to_owned())));
         Self {
             orm,
+            readers,
             observer: None,
         }
+    }
+
+    /// Whether the hot reads run inline on rusqlite.
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn reads_inline(&self) -> bool {
+        self.readers.is_some()
     }
 
     /// Calls `observer` with the SQL of every statement the service runs, through SeaORM or
@@ -83,23 +135,45 @@ impl Db {
         binds: &[i64],
     ) -> Result<Option<T>, DbErr> {
         self.observe(sql);
+        if let Some(readers) = &self.readers {
+            return readers.read(sql, binds, |rows| match rows.next()? {
+                Some(row) => Ok(Some(T::read(&mut Columns::new(row))?)),
+                None => Ok(None),
+            });
+        }
         on_pool!(self.orm, |pool| query(sql, binds)
             .fetch_optional(pool)
             .await
-            .and_then(|row| row
-                .map(|row| T::read(&mut Columns::new(&row)))
-                .transpose()))
+            .map(|row| row.map(|row| T::read(&mut Columns::new(&row)))))?
+        .transpose()
+        .map_err(read_failed)
     }
 
-    /// The rows of a constant statement whose parameters are `binds`, kept as the driver
-    /// returned them: what is decoded from them may borrow their text ([`Rows::decode`]).
+    /// The rows of a constant statement whose parameters are `binds`, kept whole: what is
+    /// decoded from them may borrow their text ([`Rows::decode`]).
     pub async fn fetch_rows(&self, sql: &'static str, binds: &[i64]) -> Result<Rows, DbErr> {
         self.observe(sql);
+        if let Some(readers) = &self.readers {
+            return readers
+                .read(sql, binds, |rows| {
+                    let width = rows
+                        .as_ref()
+                        .map_or(0, |statement| statement.column_count());
+                    let mut all = Vec::new();
+                    while let Some(row) = rows.next()? {
+                        let values = (0..width)
+                            .map(|i| row.get::<_, Value>(i))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        all.push(values);
+                    }
+                    Ok(all)
+                })
+                .map(Rows::Inline);
+        }
         // On a connection taken from the pool, as the pool itself runs `fetch_optional`: the
-        // pool's `fetch_all` passes the connection's rows through a second stream, an async
-        // generator polled once a row. Boxed, as the pool boxes its own: inline, `acquire`'s
-        // large future would make every caller's future as large, and futures are moved
-        // (docs/PERFORMANCE.md, session 15).
+        // pool's `fetch_all` passes the connection's rows through a second stream. Boxed, as
+        // the pool boxes its own: inline, `acquire`'s large future would make every caller's
+        // future as large.
         on_pool!(self.orm, |pool| Box::pin(async {
             let mut connection = pool.acquire().await?;
             query(sql, binds).fetch_all(&mut *connection).await
@@ -127,8 +201,80 @@ where
         .fold(sqlx::query(sql), |query, value| query.bind(*value))
 }
 
-/// The rows of [`Db::fetch_rows`], of either backend.
+/// Read-only rusqlite connections to the SQLite file, for the hot reads: one is taken for a
+/// statement and put back after it, so there are as many as statements ever ran at once (one
+/// per runtime thread, as a statement never waits across an `.await`). Each keeps its prepared
+/// statements.
+pub struct Readers {
+    path: PathBuf,
+    idle: Mutex<Vec<Connection>>,
+}
+
+/// Idle connections kept beyond this many are closed.
+const MAX_IDLE_READERS: usize = 16;
+
+impl Readers {
+    fn new(path: PathBuf) -> Self {
+        Self {
+            path,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    fn open(&self) -> rusqlite::Result<Connection> {
+        let connection = Connection::open_with_flags(
+            &self.path,
+            OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+        )?;
+        // As the writer's connections: a reader may wait for WAL recovery, never forever.
+        connection.busy_timeout(Duration::from_secs(5))?;
+        // A statement with a bound `LIMIT` stays compiled when it is bound again
+        // (SQLITE_DBCONFIG_ENABLE_QPSG): without it, SQLite 3.47+ re-plans such a statement
+        // on every execution.
+        connection.set_db_config(DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG, true)?;
+        connection.set_prepared_statement_cache_capacity(32);
+        Ok(connection)
+    }
+
+    /// Runs `sql` with `binds` and hands its rows to `take`, on this thread.
+    fn read<T>(
+        &self,
+        sql: &str,
+        binds: &[i64],
+        take: impl FnOnce(&mut rusqlite::Rows<'_>) -> Result<T, DecodeError>,
+    ) -> Result<T, DbErr> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let connection = match idle {
+            Some(connection) => connection,
+            None => self.open().map_err(|e| inline_failed(e.into()))?,
+        };
+        let result = (|| {
+            let mut statement = connection.prepare_cached(sql)?;
+            // `$n` is a named parameter to SQLite, numbered by first appearance: bound by name.
+            const NAMES: [&str; 8] = ["$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"];
+            if binds.len() > NAMES.len() {
+                return Err("a hot read takes at most eight parameters".into());
+            }
+            for (name, value) in NAMES.iter().zip(binds) {
+                if let Some(index) = statement.parameter_index(name)? {
+                    statement.raw_bind_parameter(index, value)?;
+                }
+            }
+            let mut rows = statement.raw_query();
+            take(&mut rows)
+        })()
+        .map_err(inline_failed);
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(connection);
+        }
+        result
+    }
+}
+
+/// The rows of [`Db::fetch_rows`].
 pub enum Rows {
+    Inline(Vec<Vec<Value>>),
     Sqlite(Vec<SqliteRow>),
     Postgres(Vec<PgRow>),
 }
@@ -148,6 +294,7 @@ impl From<Vec<PgRow>> for Rows {
 impl Rows {
     pub fn is_empty(&self) -> bool {
         match self {
+            Self::Inline(rows) => rows.is_empty(),
             Self::Sqlite(rows) => rows.is_empty(),
             Self::Postgres(rows) => rows.is_empty(),
         }
@@ -155,8 +302,9 @@ impl Rows {
 
     /// Every row decoded into `T`, which may borrow from the rows (`&str` values).
     pub fn decode<'r, T: FromRow<'r>>(&'r self) -> Result<Vec<T>, DbErr> {
-        fn all<'r, R: HotRow, T: FromRow<'r>>(rows: &'r [R]) -> Result<Vec<T>, sqlx::Error> {
-            // Allocated once: collecting a `Result`'s iterator grows the vector from nothing.
+        fn all<'r, R: HotRow + 'r, T: FromRow<'r>>(
+            rows: impl ExactSizeIterator<Item = &'r R>,
+        ) -> Result<Vec<T>, DecodeError> {
             let mut all = Vec::with_capacity(rows.len());
             for row in rows {
                 all.push(T::read(&mut Columns::new(row))?);
@@ -164,62 +312,111 @@ impl Rows {
             Ok(all)
         }
         match self {
-            Self::Sqlite(rows) => all(rows),
-            Self::Postgres(rows) => all(rows),
+            Self::Inline(rows) => all(rows.iter()),
+            Self::Sqlite(rows) => all(rows.iter()),
+            Self::Postgres(rows) => all(rows.iter()),
         }
-        .map_err(query_failed)
+        .map_err(read_failed)
     }
 }
 
-/// A value a hot read decodes: the same Rust type from either backend, by sqlx's decoders.
-/// `'r` is the row's borrow, which a `&'r str` keeps.
+/// A value a hot read decodes: the same Rust type from every backend, by the drivers' own
+/// decoders (rusqlite's `FromSql`, sqlx's `Decode`). `'r` is the row's borrow, which a
+/// `&'r str` keeps.
 pub trait HotValue<'r>: Sized {
-    fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, sqlx::Error>;
-    fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error>;
+    fn inline(value: ValueRef<'r>) -> Result<Self, DecodeError>;
+    fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, DecodeError>;
+    fn postgres(row: &'r PgRow, index: usize) -> Result<Self, DecodeError>;
 }
 
-impl<'r, T> HotValue<'r> for T
+/// Owned values: rusqlite's `FromSql` and sqlx's `Decode` for both backends.
+macro_rules! owned {
+    ($($ty:ty),*) => {$(
+        impl<'r> HotValue<'r> for $ty {
+            fn inline(value: ValueRef<'r>) -> Result<Self, DecodeError> {
+                Ok(<$ty as FromSql>::column_result(value)?)
+            }
+
+            fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, DecodeError> {
+                Ok(row.try_get(index)?)
+            }
+
+            fn postgres(row: &'r PgRow, index: usize) -> Result<Self, DecodeError> {
+                Ok(row.try_get(index)?)
+            }
+        }
+    )*};
+}
+
+owned!(i64, Option<i64>, String, DateTime<Utc>);
+
+/// Text borrowed from the row.
+impl<'r> HotValue<'r> for &'r str {
+    fn inline(value: ValueRef<'r>) -> Result<Self, DecodeError> {
+        Ok(value.as_str()?)
+    }
+
+    fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, DecodeError> {
+        decode_str::<Sqlite, _>(row, index)
+    }
+
+    fn postgres(row: &'r PgRow, index: usize) -> Result<Self, DecodeError> {
+        decode_str::<Postgres, _>(row, index)
+    }
+}
+
+fn decode_str<'r, DB, R>(row: &'r R, index: usize) -> Result<&'r str, DecodeError>
 where
-    T: Decode<'r, Sqlite> + Type<Sqlite> + Decode<'r, Postgres> + Type<Postgres>,
+    DB: sqlx::Database,
+    R: Row<Database = DB>,
+    &'r str: Decode<'r, DB> + Type<DB>,
+    usize: sqlx::ColumnIndex<R>,
 {
-    fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, sqlx::Error> {
-        row.try_get(index)
-    }
+    Ok(row.try_get(index)?)
+}
 
-    fn postgres(row: &'r PgRow, index: usize) -> Result<Self, sqlx::Error> {
-        row.try_get(index)
+/// A row of any of the three.
+pub trait HotRow {
+    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError>;
+}
+
+impl HotRow for rusqlite::Row<'_> {
+    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
+        T::inline(self.get_ref(index)?)
     }
 }
 
-/// A row of either backend.
-pub trait HotRow {
-    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, sqlx::Error>;
+impl HotRow for Vec<Value> {
+    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
+        let value = self.as_slice().get(index).ok_or("no such column")?;
+        T::inline(ValueRef::from(value))
+    }
 }
 
 impl HotRow for SqliteRow {
-    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, sqlx::Error> {
+    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
         T::sqlite(self, index)
     }
 }
 
 impl HotRow for PgRow {
-    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, sqlx::Error> {
+    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
         T::postgres(self, index)
     }
 }
 
 /// Reads a row's columns in select-list order.
-pub struct Columns<'r, R> {
+pub struct Columns<'r, R: ?Sized> {
     row: &'r R,
     next: usize,
 }
 
-impl<'r, R: HotRow> Columns<'r, R> {
+impl<'r, R: HotRow + ?Sized> Columns<'r, R> {
     pub fn new(row: &'r R) -> Self {
         Self { row, next: 0 }
     }
 
-    pub fn read<T: HotValue<'r>>(&mut self) -> Result<T, sqlx::Error> {
+    pub fn read<T: HotValue<'r>>(&mut self) -> Result<T, DecodeError> {
         let value = self.row.get(self.next);
         self.next += 1;
         value
@@ -229,12 +426,12 @@ impl<'r, R: HotRow> Columns<'r, R> {
 /// What a hot read decodes a row into, column by column in select-list order; `'r` is the
 /// row's borrow, for values that keep it.
 pub trait FromRow<'r>: Sized {
-    fn read<R: HotRow>(cols: &mut Columns<'r, R>) -> Result<Self, sqlx::Error>;
+    fn read<R: HotRow + ?Sized>(cols: &mut Columns<'r, R>) -> Result<Self, DecodeError>;
 }
 
 /// A single-column row.
 impl<'r, T: HotValue<'r>> FromRow<'r> for T {
-    fn read<R: HotRow>(cols: &mut Columns<'r, R>) -> Result<Self, sqlx::Error> {
+    fn read<R: HotRow + ?Sized>(cols: &mut Columns<'r, R>) -> Result<Self, DecodeError> {
         cols.read()
     }
 }

@@ -12,7 +12,7 @@ use sea_orm::{
 use sea_orm_migration::MigratorTrait;
 
 pub use error::{DataError, unique_violation};
-pub use hot::{Columns, Db, FromRow, HotRow, Rows};
+pub use hot::{Columns, Db, DecodeError, FromRow, HotRow, Rows};
 pub use migrations::Migrator;
 pub use sqlite::stable_query_plans;
 

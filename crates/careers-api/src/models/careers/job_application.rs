@@ -18,7 +18,9 @@ use self::entity as application;
 use super::experience::{self, ExperienceItem};
 use super::job::{JobBrief, entity as job};
 use super::user_profile::{ProfileChildren, children_of};
-use crate::db::{Columns, DataError, Db, FromRow, HotRow, Rows, page_of, unique_violation};
+use crate::db::{
+    Columns, DataError, Db, DecodeError, FromRow, HotRow, Rows, page_of, unique_violation,
+};
 use crate::error::ApiError;
 use crate::forms::{Errors, IdRef};
 use crate::models::identities::user::UserBrief;
@@ -171,7 +173,7 @@ struct ApplicantRow<'r> {
 }
 
 impl<'r> FromRow<'r> for ApplicantRow<'r> {
-    fn read<R: HotRow>(cols: &mut Columns<'r, R>) -> Result<Self, sea_orm::sqlx::Error> {
+    fn read<R: HotRow + ?Sized>(cols: &mut Columns<'r, R>) -> Result<Self, DecodeError> {
         Ok(Self {
             application: ApplicationAttrs {
                 id: cols.read()?,

@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use self::entity as user;
 use super::{email_taken_or, normalize_email};
-use crate::db::{Columns, DataError, Db, FromRow, HotRow, page_of};
+use crate::db::{Columns, DataError, Db, DecodeError, FromRow, HotRow, page_of};
 use crate::error::ApiError;
 use crate::forms::{Errors, IdRef};
 use crate::models::country::entity as country;
@@ -151,7 +151,7 @@ pub async fn find_session_user(db: &Db, id: i64) -> Result<Option<UserView>, Dat
 }
 
 impl FromRow<'_> for UserView {
-    fn read<R: HotRow>(cols: &mut Columns<'_, R>) -> Result<Self, sea_orm::sqlx::Error> {
+    fn read<R: HotRow + ?Sized>(cols: &mut Columns<'_, R>) -> Result<Self, DecodeError> {
         Ok(Self {
             id: cols.read()?,
             country_id: cols.read()?,
