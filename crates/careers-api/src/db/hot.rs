@@ -348,7 +348,32 @@ macro_rules! owned {
     )*};
 }
 
-owned!(i64, Option<i64>, String, DateTime<Utc>);
+owned!(i64, Option<i64>, String);
+
+/// A timestamp: sqlx writes a `DateTime<Utc>` to SQLite as RFC 3339 text, which chrono's RFC 3339
+/// parser reads (as sqlx's own decoder does) without the format-string machinery of rusqlite's
+/// `FromSql`, which was a tenth of the employer list's CPU; any other text or type goes to
+/// rusqlite's decoder.
+impl<'r> HotValue<'r> for DateTime<Utc> {
+    fn inline(value: ValueRef<'r>) -> Result<Self, DecodeError> {
+        if let ValueRef::Text(text) = value
+            && let Ok(time) = std::str::from_utf8(text)
+                .map_err(drop)
+                .and_then(|text| DateTime::parse_from_rfc3339(text).map_err(drop))
+        {
+            return Ok(time.to_utc());
+        }
+        Ok(<DateTime<Utc> as FromSql>::column_result(value)?)
+    }
+
+    fn sqlite(row: &'r SqliteRow, index: usize) -> Result<Self, DecodeError> {
+        Ok(row.try_get(index)?)
+    }
+
+    fn postgres(row: &'r PgRow, index: usize) -> Result<Self, DecodeError> {
+        Ok(row.try_get(index)?)
+    }
+}
 
 /// Text borrowed from the row.
 impl<'r> HotValue<'r> for &'r str {
