@@ -259,7 +259,7 @@ async fn main() {
                 // As careers-api: no liveness ping on an embedded file connection.
                 .test_before_acquire(false)
                 // As careers-api: prepared statements stay compiled although `LIMIT` is bound.
-                .after_connect(|conn, _| Box::pin(careers_api::db::stable_query_plans(conn)))
+                .after_connect(|conn, _| Box::pin(stable_query_plans(conn)))
                 .connect(&url)
                 .await
                 .unwrap(),
@@ -347,4 +347,32 @@ async fn main() {
         })
         .await
         .unwrap();
+}
+
+/// Turns on SQLite's query-planner stability guarantee (SQLITE_DBCONFIG_ENABLE_QPSG) for a sqlx
+/// connection, which sqlx does not expose: since SQLite 3.47 a statement with a bound `LIMIT`
+/// is re-planned on every execution without it. careers-api sets it on its inline rusqlite
+/// readers through rusqlite's safe `set_db_config`; the floor reads through sqlx.
+#[allow(unsafe_code)]
+async fn stable_query_plans(conn: &mut sqlx::SqliteConnection) -> Result<(), sqlx::Error> {
+    use std::ffi::c_int;
+    let mut handle = conn.lock_handle().await?;
+    let db = handle.as_raw_handle().as_ptr();
+    // SAFETY: `db` is the connection's live handle, held locked for the call; the op takes an
+    // int and a nullable out-pointer, as documented for SQLITE_DBCONFIG_ENABLE_QPSG.
+    let rc = unsafe {
+        libsqlite3_sys::sqlite3_db_config(
+            db,
+            libsqlite3_sys::SQLITE_DBCONFIG_ENABLE_QPSG,
+            1 as c_int,
+            std::ptr::null_mut::<c_int>(),
+        )
+    };
+    if rc == libsqlite3_sys::SQLITE_OK {
+        Ok(())
+    } else {
+        Err(sqlx::Error::Configuration(
+            format!("SQLite refused the query-planner stability guarantee ({rc})").into(),
+        ))
+    }
 }

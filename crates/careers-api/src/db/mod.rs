@@ -14,7 +14,6 @@ use sea_orm_migration::MigratorTrait;
 pub use error::{DataError, unique_violation};
 pub use hot::{Columns, Db, DecodeError, FromRow, HotRow, Rows};
 pub use migrations::Migrator;
-pub use sqlite::stable_query_plans;
 
 /// Opens the database of `url`. SQLite gets foreign keys, WAL and a busy timeout, and its file
 /// (and folder) is created on first start. `schema` selects a PostgreSQL schema.
@@ -40,9 +39,6 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
                     .journal_mode(sea_orm::sqlx::sqlite::SqliteJournalMode::Wal)
                     .synchronous(sea_orm::sqlx::sqlite::SqliteSynchronous::Normal)
                     .busy_timeout(Duration::from_secs(5))
-            })
-            .map_sqlx_sqlite_pool_opts(|o| {
-                o.after_connect(|conn, _| Box::pin(sqlite::stable_query_plans(conn)))
             });
     } else {
         options
@@ -68,61 +64,6 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
     Migrator::up(db, None).await
 }
 
-// `unsafe` here: one SQLite setting sqlx does not expose, through its raw handle.
-#[allow(unsafe_code)]
-mod sqlite {
-    use std::ffi::c_int;
-
-    use sea_orm::sqlx::{self, SqliteConnection};
-
-    /// Turns on SQLite's query-planner stability guarantee for the connection.
-    ///
-    /// Since SQLite 3.47 a statement whose `LIMIT` or `OFFSET` is a bound parameter reads the
-    /// bound value while planning and is marked to be re-compiled whenever that parameter is
-    /// bound again, which is every execution: the ORM binds `LIMIT 1` for every single-row read
-    /// and `LIMIT ? OFFSET ?` for every page, so each request re-parsed its SQL (15 % of the
-    /// server's CPU in the profile, docs/PERFORMANCE.md). With the guarantee, prepared
-    /// statements stay compiled; the plans do not depend on limit values anyway.
-    pub async fn stable_query_plans(conn: &mut SqliteConnection) -> Result<(), sqlx::Error> {
-        let mut handle = conn.lock_handle().await?;
-        let db = handle.as_raw_handle().as_ptr();
-        // SAFETY: `db` is the connection's live handle, held locked for the call; the op takes
-        // an int and a nullable out-pointer, as documented for SQLITE_DBCONFIG_ENABLE_QPSG.
-        let rc = unsafe {
-            libsqlite3_sys::sqlite3_db_config(
-                db,
-                libsqlite3_sys::SQLITE_DBCONFIG_ENABLE_QPSG,
-                1 as c_int,
-                std::ptr::null_mut::<c_int>(),
-            )
-        };
-        if rc == libsqlite3_sys::SQLITE_OK {
-            Ok(())
-        } else {
-            Err(sqlx::Error::Configuration(
-                format!("SQLite refused the query-planner stability guarantee ({rc})").into(),
-            ))
-        }
-    }
-
-    /// Whether the guarantee is on for `conn` (for the tests).
-    #[cfg(test)]
-    pub async fn query_plans_are_stable(conn: &mut SqliteConnection) -> bool {
-        let mut handle = conn.lock_handle().await.unwrap();
-        let mut on: c_int = -1;
-        // SAFETY: as above; a negative value only reads the setting into `on`.
-        unsafe {
-            libsqlite3_sys::sqlite3_db_config(
-                handle.as_raw_handle().as_ptr(),
-                libsqlite3_sys::SQLITE_DBCONFIG_ENABLE_QPSG,
-                -1 as c_int,
-                &mut on as *mut c_int,
-            );
-        }
-        on == 1
-    }
-}
-
 fn sqlite_parent_dir(url: &str) -> Option<&std::path::Path> {
     let path = url
         .strip_prefix("sqlite://")
@@ -138,24 +79,6 @@ fn sqlite_parent_dir(url: &str) -> Option<&std::path::Path> {
 
 #[cfg(test)]
 mod tests {
-    #[tokio::test]
-    async fn every_pooled_sqlite_connection_keeps_its_statements_compiled() {
-        let dir = std::env::temp_dir().join(format!("careers-qpsg-{}", std::process::id()));
-        let url = format!("sqlite://{}/db.sqlite", dir.display());
-        let db = super::connect(&url, None).await.unwrap();
-        let pool = db.get_sqlite_connection_pool();
-        // Several connections at once, so that more than the first one is checked.
-        let mut held = Vec::new();
-        for _ in 0..3 {
-            let mut conn = pool.acquire().await.unwrap();
-            assert!(super::sqlite::query_plans_are_stable(&mut conn).await);
-            held.push(conn);
-        }
-        drop(held);
-        db.close().await.unwrap();
-        let _ = std::fs::remove_dir_all(dir);
-    }
-
     /// The build settings of .cargo/config.toml (DECISIONS 54) reach the SQLite that sqlx links.
     #[test]
     #[allow(unsafe_code)]
