@@ -242,6 +242,16 @@ def measure_interleaved(runs, duration, slice_seconds):
 FLOOD_LOGIN = {"email": "employer@globex.example", "password": "employer-password-1"}
 
 
+def baselines(args):
+    """The `--baseline-dir` builds as (label, directory): `label=DIR`, or `DIR` alone labelled
+    `baseline` (then `baseline2`...)."""
+    found = []
+    for i, given in enumerate(args.baseline_dir or []):
+        label, _, directory = given.rpartition("=")
+        found.append((label or ("baseline" if i == 0 else f"baseline{i + 1}"), directory))
+    return found
+
+
 def start_reference(pair, user_path):
     """The reference floor on the pair's SQLite file, logged in as the GET's user: its process,
     port and cookie."""
@@ -354,11 +364,11 @@ def run_pair(name, args, work):
             others.append(reference)
             reads.insert(0, ("reference GET user", reference.pid, reference_port,
                              dict(path=user_path, connections=c, headers=[f"Cookie: {reference_cookie}"])))
-        if args.baseline_dir:
+        for label, directory in baselines(args):
             baseline_port = free_port()
-            baseline_log = open(os.path.join(work, f"baseline-{name}.log"), "w")
+            baseline_log = open(os.path.join(work, f"{label}-{name}.log"), "w")
             baseline = subprocess.Popen(
-                ["taskset", "-c", "0", os.path.join(args.baseline_dir, "careers-api"), "serve"],
+                ["taskset", "-c", "0", os.path.join(directory, "careers-api"), "serve"],
                 env=dict(pair.env, BIND_ADDR=f"127.0.0.1:{baseline_port}"), stderr=baseline_log,
                 stdout=subprocess.DEVNULL)
             others.append(baseline)
@@ -367,9 +377,9 @@ def run_pair(name, args, work):
             b_plain = login(baseline_base, "plain@example.com", "plain-password-1")
             b_employer = login(baseline_base, "employer@acme.example", "employer-password-1")
             reads += [
-                ("baseline GET user", baseline.pid, baseline_port,
+                (f"{label} GET user", baseline.pid, baseline_port,
                  dict(path=user_path, connections=c, headers=[f"Cookie: jwt_access={b_plain['jwt_access']}"])),
-                ("baseline GET job_applications", baseline.pid, baseline_port,
+                (f"{label} GET job_applications", baseline.pid, baseline_port,
                  dict(path=list_path, connections=c,
                       headers=[f"Cookie: jwt_access={b_employer['jwt_access']}"])),
             ]
@@ -516,11 +526,11 @@ def table(all_results, args):
             want = 1.0 if pair == "sqlite-memory" else 0.9
             verdicts.append((pair, f"authenticated GET ≥ {want:.1f}× the reference floor",
                              f"{reference_ratio:.2f}×", reference_ratio >= want))
-        for scenario in ("GET user", "GET job_applications"):
-            if f"baseline {scenario}" in results:
-                ratios = sorted(repeat_ratios(results, scenario, f"baseline {scenario}"))
-                lines.append(f"| {pair} | A/B: {scenario} / baseline | | | | | | "
-                             f"{ratio_text(ratios, 'the baseline')} |")
+        for label, _ in baselines(args):
+            for scenario in ("GET user", "GET job_applications"):
+                ratios = sorted(repeat_ratios(results, scenario, f"{label} {scenario}"))
+                lines.append(f"| {pair} | A/B: {scenario} / {label} | | | | | | "
+                             f"{ratio_text(ratios, label)} |")
         list_ratio = statistics.median(repeat_ratios(results, "GET job_applications", "GET user"))
         list_text = f"{list_ratio:.2f}× (the floor's own: {statistics.median(floor_list_paired):.2f}×)"
         verdicts += [
@@ -583,9 +593,10 @@ def main():
     parser.add_argument("--target-dir", default=None,
                         help="run the binaries of this directory (for example target/pgo/release, built by "
                              "crates/bench/pgo.sh); implies --no-build")
-    parser.add_argument("--baseline-dir", default=None,
+    parser.add_argument("--baseline-dir", action="append",
                         help="also run the careers-api of this directory (another commit's build) and "
-                             "measure its reads in the same slices: an interleaved A/B")
+                             "measure its reads in the same slices: an interleaved A/B; repeatable, "
+                             "each as LABEL=DIR or DIR")
     parser.add_argument("--profile", default="release", choices=["release", "debug"],
                         help="debug builds quickly (CI smoke); figures are only meaningful in release")
     args = parser.parse_args()

@@ -164,18 +164,18 @@ pub fn parent_domain_of_host(host: &str) -> Option<String> {
     Some(format!(".{domain}"))
 }
 
-/// The value of cookie `name` from the request's `Cookie` headers, if present and non-empty.
-/// By hand, not with `cookie::Cookie::split_parse`: one borrowed scan for one name on every
-/// request, where the crate would parse every pair into a `Cookie` first.
+/// The value of cookie `name` from the request's `Cookie` headers, if present and non-empty
+/// (surrounding double quotes removed), parsed by the `cookie` crate.
 pub fn read_cookie<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     headers
         .get_all(header::COOKIE)
         .iter()
         .filter_map(|value| value.to_str().ok())
-        .flat_map(|line| line.split(';'))
-        .filter_map(|pair| pair.trim().split_once('='))
-        .find(|(key, _)| *key == name)
-        .map(|(_, value)| value.trim_matches('"'))
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|pair| pair.name() == name)
+        .and_then(|pair| pair.value_raw())
+        .map(|value| value.trim_matches('"'))
         .filter(|value| !value.is_empty())
 }
 
