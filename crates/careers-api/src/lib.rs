@@ -3,10 +3,6 @@
 //! Data flows one way: tower layers -> area router -> area extractor (authenticate with the
 //! context, authorise the area) -> thin handler -> data layer -> view.
 
-// SQLite is compiled to allocate with mimalloc (.cargo/config.toml, DECISIONS 54): every
-// binary of this library, its tests too, links mimalloc's allocation functions.
-extern crate mimalloc;
-
 pub mod app;
 pub mod areas;
 pub mod cli;
