@@ -19,4 +19,5 @@ pub mod password;
 pub mod seed;
 pub mod state;
 pub mod throttle;
+pub mod timestamp;
 pub mod views;

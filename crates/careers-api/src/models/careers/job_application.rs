@@ -35,7 +35,9 @@ pub struct ApplicationAttrs<'a> {
     pub id: i64,
     pub status: Cow<'a, str>,
     pub cover_letter: Cow<'a, str>,
+    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
+    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
 }
 
@@ -106,6 +108,7 @@ pub struct CandidateApplicationItem {
 pub struct OwnApplication {
     pub id: i64,
     pub status: String,
+    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
 }
 
