@@ -55,6 +55,21 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
     Database::connect(options).await
 }
 
+/// A transaction that will write: on SQLite it takes the write lock at `BEGIN IMMEDIATE` (waiting
+/// up to the busy timeout for another writer), so that its reads cannot be invalidated by a
+/// concurrent commit before its first write, which a deferred transaction reports as
+/// `SQLITE_BUSY_SNAPSHOT` without waiting. PostgreSQL ignores the SQLite mode.
+pub async fn write_transaction(
+    db: &DatabaseConnection,
+) -> Result<sea_orm::DatabaseTransaction, DbErr> {
+    use sea_orm::TransactionTrait;
+    db.begin_with_options(sea_orm::TransactionOptions {
+        sqlite_transaction_mode: Some(sea_orm::SqliteTransactionMode::Immediate),
+        ..Default::default()
+    })
+    .await
+}
+
 /// Page `page` (from 1) of `query`, `per_page` rows long.
 pub fn page_of<E: EntityTrait>(query: Select<E>, page: u64, per_page: u64) -> Select<E> {
     query.offset((page - 1) * per_page).limit(per_page)

@@ -10,7 +10,6 @@ use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, FromQueryResult, JoinType,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, RelationTrait, Select, Set,
-    TransactionTrait,
 };
 use serde::{Deserialize, Serialize};
 
@@ -394,7 +393,7 @@ pub async fn apply(
         ));
     }
     let job_id = IdRef::id_of(&form.careers_job).ok_or(DataError::Inconsistent)?;
-    let txn = db.begin().await?;
+    let txn = crate::db::write_transaction(db).await?;
     let Some(job) = job::Entity::find_by_id(job_id)
         .one(&txn)
         .await?

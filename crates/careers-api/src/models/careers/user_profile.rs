@@ -8,7 +8,7 @@ use std::collections::HashMap;
 use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, ModelTrait,
-    QueryFilter, QueryOrder, Set, TransactionTrait,
+    QueryFilter, QueryOrder, Set,
 };
 use serde::{Deserialize, Serialize};
 
@@ -221,7 +221,7 @@ pub async fn update_profile(
     current: profile::Model,
     form: TalentProfileForm,
 ) -> Result<TalentProfileView, DataError> {
-    let txn = db.begin().await?;
+    let txn = crate::db::write_transaction(db).await?;
     let profile_id = current.id;
     let now = Utc::now();
     let mut model: profile::ActiveModel = current.into();

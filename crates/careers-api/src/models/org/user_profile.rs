@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
     FromQueryResult, JoinType, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, RelationTrait,
-    Select, Set, TransactionTrait,
+    Select, Set,
 };
 use serde::{Deserialize, Serialize};
 
@@ -169,7 +169,7 @@ pub async fn create_profile(
     scope: Scope,
     form: OrgUserProfileForm,
 ) -> Result<OrgUserProfileView, DataError> {
-    let txn = db.begin().await?;
+    let txn = crate::db::write_transaction(db).await?;
     let company_id = checked_company(&txn, scope, &form.company).await?;
     let user_id = checked_user(&txn, scope, &form.identities_user, None).await?;
     let (Some(company_id), Some(user_id), Some(title)) = (company_id, user_id, form.title) else {
@@ -198,7 +198,7 @@ pub async fn update_profile(
     id: i64,
     form: OrgUserProfileForm,
 ) -> Result<OrgUserProfileView, DataError> {
-    let txn = db.begin().await?;
+    let txn = crate::db::write_transaction(db).await?;
     let existing = profile::Entity::find_by_id(id)
         .one(&txn)
         .await?
