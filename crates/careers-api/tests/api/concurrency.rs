@@ -7,6 +7,7 @@ use serde_json::Value;
 use sessions::SessionContext;
 
 use crate::backend_tests;
+use crate::fixtures::*;
 use crate::helpers::*;
 
 async fn session(app: &TestApp, ctx: &SessionContext) -> (i64, Creds) {
@@ -18,6 +19,26 @@ async fn session(app: &TestApp, ctx: &SessionContext) -> (i64, Creds) {
 }
 
 backend_tests! {
+    /// Writes that read before they write, sent at once, all succeed: on SQLite a writing
+    /// transaction takes the write lock at BEGIN (`db::write_transaction`), where a deferred one
+    /// could fail with SQLITE_BUSY_SNAPSHOT (500) when another commit came first.
+    async fn concurrent_read_then_write_transactions_all_succeed(backend) {
+        let app = TestApp::spawn(backend).await;
+        let acme = company(&app, "Acme").await;
+        let (_, profile_id, boss) = employer_with_profile(&app, "boss@acme.example", acme).await;
+        let path = format!("/org/user-profiles/{profile_id}");
+        let responses = join_all((0..24).map(|i| {
+            boss.with_csrf(app.request(reqwest::Method::PATCH, &path))
+                .json(&serde_json::json!({"title": format!("Head of Hiring {i}")}))
+                .send()
+        }))
+        .await;
+        for response in responses {
+            let response = response.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{:?}", response.text().await);
+        }
+    }
+
     async fn fifty_concurrent_refreshes_rotate_once_and_all_get_the_same_answer(backend) {
         let app = TestApp::spawn(backend).await;
         for ctx in [USER, ADMIN] {
