@@ -211,7 +211,7 @@ async fn applications(
     )
     .bind(user_id)
     .fetch_all(pool)
-        .await)
+    .await)
     .map_err(|_| StatusCode::SERVICE_UNAVAILABLE)?;
     let total = rows.first().map_or(0, |row| row.9);
     let careers_job_applications = rows
