@@ -390,7 +390,7 @@ async fn set_admin_password(config: Config, email: String) -> Result<(), String>
         .await
         .map_err(|e| e.to_string())?;
     let ended = store
-        .revoke_all(ADMIN.namespace, admin.id)
+        .revoke_all(ADMIN.namespace, admin.id, None)
         .await
         .map_err(|e| e.to_string())?;
     println!("{ended} admin sessions ended");

@@ -81,6 +81,24 @@ pub struct Config {
     /// rightmost entry is used. Unset: the TCP peer address.
     pub client_ip_header: Option<http::HeaderName>,
     pub limits: Limits,
+    /// Idle timeouts of the user and admin contexts in seconds, 0 for none (CONTRACT §9).
+    pub idle_timeouts: IdleTimeouts,
+}
+
+/// `SESSION_IDLE_TIMEOUT_USER` and `SESSION_IDLE_TIMEOUT_ADMIN` in seconds; 0 is none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IdleTimeouts {
+    pub user: i64,
+    pub admin: i64,
+}
+
+impl Default for IdleTimeouts {
+    fn default() -> Self {
+        Self {
+            user: 0,
+            admin: 30 * 60,
+        }
+    }
 }
 
 /// The abuse limits of CONTRACT §8.
@@ -256,6 +274,12 @@ impl Config {
             )? as usize,
         };
 
+        let idle_defaults = IdleTimeouts::default();
+        let idle_timeouts = IdleTimeouts {
+            user: idle_timeout(&get, "SESSION_IDLE_TIMEOUT_USER", idle_defaults.user)?,
+            admin: idle_timeout(&get, "SESSION_IDLE_TIMEOUT_ADMIN", idle_defaults.admin)?,
+        };
+
         Ok(Self {
             env,
             bind_addr,
@@ -270,6 +294,7 @@ impl Config {
             cookie_partitioned,
             client_ip_header,
             limits,
+            idle_timeouts,
         })
     }
 }
@@ -288,6 +313,33 @@ fn positive(
                 "{name} must be a whole number of at least 1, got {text:?}"
             )),
         },
+    }
+}
+
+/// A duration written `90s`, `30m` or `8h` in seconds, or `none` (0); `default` when unset.
+fn idle_timeout(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: i64,
+) -> Result<i64, ConfigError> {
+    let Some(text) = get(name) else {
+        return Ok(default);
+    };
+    if text.eq_ignore_ascii_case("none") {
+        return Ok(0);
+    }
+    let seconds = [("s", 1), ("m", 60), ("h", 3600)]
+        .iter()
+        .find_map(|(suffix, unit)| {
+            let n = text.strip_suffix(suffix)?.parse::<i64>().ok()?;
+            n.checked_mul(*unit)
+        })
+        .filter(|seconds| (1..=366 * 24 * 3600).contains(seconds));
+    match seconds {
+        Some(seconds) => Ok(seconds),
+        None => fail(format!(
+            "{name} must be a duration such as 90s, 30m or 8h, or none; got {text:?}"
+        )),
     }
 }
 
@@ -455,6 +507,36 @@ mod tests {
         ] {
             let err = config(&[(name, value)]).unwrap_err();
             assert!(err.0.contains(name), "{err}");
+        }
+    }
+
+    #[test]
+    fn idle_timeouts_default_to_none_for_users_and_30m_for_admins() {
+        let c = config(&[]).unwrap();
+        assert_eq!(
+            c.idle_timeouts,
+            IdleTimeouts {
+                user: 0,
+                admin: 1800
+            }
+        );
+        let c = config(&[
+            ("SESSION_IDLE_TIMEOUT_USER", "8h"),
+            ("SESSION_IDLE_TIMEOUT_ADMIN", "none"),
+        ])
+        .unwrap();
+        assert_eq!(
+            c.idle_timeouts,
+            IdleTimeouts {
+                user: 8 * 3600,
+                admin: 0
+            }
+        );
+        let c = config(&[("SESSION_IDLE_TIMEOUT_USER", "90s")]).unwrap();
+        assert_eq!(c.idle_timeouts.user, 90);
+        for bad in ["30", "0m", "-5m", "1d", "m", "5 m", "5µ", "ten minutes"] {
+            let err = config(&[("SESSION_IDLE_TIMEOUT_ADMIN", bad)]).unwrap_err();
+            assert!(err.0.contains("SESSION_IDLE_TIMEOUT_ADMIN"), "{bad}: {err}");
         }
     }
 

@@ -7,6 +7,7 @@ pub mod app;
 pub mod areas;
 pub mod cli;
 pub mod config;
+pub mod contexts;
 pub mod db;
 pub mod edge;
 pub mod error;

@@ -12,6 +12,7 @@ use sessions::{
 };
 
 use crate::config::Config;
+use crate::contexts::{ADMIN, USER};
 use crate::db;
 use crate::password::Passwords;
 
@@ -64,7 +65,9 @@ impl AppState {
                 sessions_per_identity: config.limits.sessions_per_identity,
                 ..SessionPolicy::default()
             },
-        );
+        )
+        .with_idle_timeout(&USER, config.idle_timeouts.user)
+        .with_idle_timeout(&ADMIN, config.idle_timeouts.admin);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Self {
             db: db::Db::new(db),

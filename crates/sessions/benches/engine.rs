@@ -36,6 +36,10 @@ const USER: SessionContext = SessionContext {
 const NOW: i64 = 1_800_000_000;
 const LIFE: i64 = 7 * 24 * 3600;
 const GRACE: i64 = 10;
+const LIMITS: sessions::SessionLimits = sessions::SessionLimits {
+    grace_seconds: GRACE,
+    idle_seconds: 0,
+};
 /// Records held by the store while `get` and `rotate` are measured.
 const RESIDENT: usize = 100_000;
 /// Fresh inserts go into stores of at most this many records (then a new store is taken), so
@@ -193,7 +197,15 @@ fn filled_memory_store(n: usize) -> (MemoryStore, Vec<(SessionKey, SessionId)>) 
                 ruid: SessionId::random(),
             };
             let record = record(key.subject, NOW);
-            ready(store.insert(USER.namespace, &key, &record, limit(), NOW)).expect("insert");
+            ready(store.insert(
+                USER.namespace,
+                &key,
+                &record,
+                &sessions::SessionMeta::default(),
+                limit(),
+                NOW,
+            ))
+            .expect("insert");
             (key, record.access_uid)
         })
         .collect();
@@ -230,8 +242,15 @@ fn memory_store(c: &mut Criterion) {
                         subject: key.subject,
                         ..record
                     };
-                    ready(store.insert(USER.namespace, black_box(key), &record, limit, NOW))
-                        .expect("insert");
+                    ready(store.insert(
+                        USER.namespace,
+                        black_box(key),
+                        &record,
+                        &sessions::SessionMeta::default(),
+                        limit,
+                        NOW,
+                    ))
+                    .expect("insert");
                 }
                 measured += start.elapsed();
             }
@@ -283,7 +302,7 @@ fn memory_store(c: &mut Criterion) {
                 black_box(current),
                 &new_uid,
                 NOW + 1,
-                GRACE,
+                LIMITS,
             ));
             assert!(matches!(outcome, Ok(Rotation::Rotated(_))));
             *current = new_uid;
@@ -338,7 +357,14 @@ fn redis_store(c: &mut Criterion) {
             let mut record = record(subject, now);
             record.expires_at = now + 3600;
             store
-                .insert(USER.namespace, &key, &record, limit(), now)
+                .insert(
+                    USER.namespace,
+                    &key,
+                    &record,
+                    &sessions::SessionMeta::default(),
+                    limit(),
+                    now,
+                )
                 .await
                 .expect("insert");
             sessions.push((key, record.access_uid));
@@ -419,7 +445,7 @@ fn redis_store(c: &mut Criterion) {
                         let (key, current) = &mut sessions[k % N];
                         let new_uid = next_uid(current);
                         let outcome = store
-                            .rotate(USER.namespace, key, current, &new_uid, now, GRACE)
+                            .rotate(USER.namespace, key, current, &new_uid, now, LIMITS)
                             .await;
                         assert!(matches!(outcome, Ok(Rotation::Rotated(_))));
                         *current = new_uid;

@@ -1,9 +1,13 @@
 //! Session lifecycle: open (login), authenticate (every request), refresh, close (logout).
 
-use http::{HeaderMap, Method};
+use http::{HeaderMap, Method, header};
+use std::net::IpAddr;
 use std::sync::Arc;
 
-use crate::store::{AnyStore, Ending, Rotation, SessionKey, SessionRecord, StoreError, TokenStore};
+use crate::store::{
+    AnyStore, Ending, Rotation, SessionKey, SessionLimits, SessionMeta, SessionRecord, StoreError,
+    TokenStore, USER_AGENT_BYTES, idle_out,
+};
 use crate::token::TokenKeys;
 use crate::{
     AccessClaims, Clock, CookiePolicy, OriginPolicy, SessionContext, SessionId, read_cookie,
@@ -21,8 +25,8 @@ pub struct SessionPolicy {
     /// A token superseded by a refresh less than this long ago is a concurrent request of the
     /// same browser, not a theft.
     pub grace_seconds: i64,
-    /// `last_seen_at` is rewritten when a request finds it at least this old, so that reads
-    /// rarely write.
+    /// `last_seen_at` is rewritten when a request finds it at least this old (or a quarter of
+    /// the context's idle timeout, if shorter), so that reads rarely write.
     pub touch_seconds: i64,
     /// Live sessions per identity and context; a login beyond it ends the least recently used
     /// one. 0: no limit.
@@ -75,6 +79,20 @@ impl Authenticated {
     }
 }
 
+/// One session of an identity as its owner (or an admin) sees it (CONTRACT §9).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionInfo {
+    /// The public handle ([`SessionId::public_handle`]), never the refresh UID.
+    pub id: SessionId,
+    pub created_at: i64,
+    pub last_seen_at: i64,
+    pub expires_at: i64,
+    pub ip: Option<IpAddr>,
+    pub user_agent: String,
+    /// Whether it is the session of the request that asked.
+    pub current: bool,
+}
+
 /// Fresh credentials after login or refresh, for the cookies and the response body.
 #[derive(Debug, Clone)]
 pub struct IssuedAccess {
@@ -92,6 +110,8 @@ pub struct SessionEngine {
     cookies: CookiePolicy,
     origins: OriginPolicy,
     policy: SessionPolicy,
+    /// Idle timeouts by context namespace; a context not listed has none.
+    idle_timeouts: Vec<(&'static str, i64)>,
 }
 
 impl SessionEngine {
@@ -110,6 +130,42 @@ impl SessionEngine {
             cookies,
             origins,
             policy,
+            idle_timeouts: Vec::new(),
+        }
+    }
+
+    /// Ends the context's sessions after `seconds` without an authenticated request or refresh
+    /// (CONTRACT §9); 0 keeps only the absolute end.
+    pub fn with_idle_timeout(mut self, context: &SessionContext, seconds: i64) -> Self {
+        self.idle_timeouts
+            .retain(|(ns, _)| *ns != context.namespace);
+        if seconds > 0 {
+            self.idle_timeouts.push((context.namespace, seconds));
+        }
+        self
+    }
+
+    /// The context's idle timeout in seconds, 0 for none.
+    pub fn idle_seconds(&self, context: &SessionContext) -> i64 {
+        self.idle_timeouts
+            .iter()
+            .find(|(ns, _)| *ns == context.namespace)
+            .map_or(0, |(_, seconds)| *seconds)
+    }
+
+    /// How stale `last_seen_at` may get: a request finding it older rewrites it.
+    fn touch_after(&self, idle_seconds: i64) -> i64 {
+        if idle_seconds > 0 {
+            self.policy.touch_seconds.min((idle_seconds / 4).max(1))
+        } else {
+            self.policy.touch_seconds
+        }
+    }
+
+    fn session_limits(&self, context: &SessionContext) -> SessionLimits {
+        SessionLimits {
+            grace_seconds: self.policy.grace_seconds,
+            idle_seconds: self.idle_seconds(context),
         }
     }
 
@@ -137,7 +193,8 @@ impl SessionEngine {
         &self.policy
     }
 
-    /// Login: a new session for `subject` with a new refresh UID and access token.
+    /// Login: a new session for `subject` with a new refresh UID and access token, recording
+    /// the client address `ip` and the request's `User-Agent` for listings.
     ///
     /// The session named by the request's own access cookie of this context, if any, is the
     /// one this login replaces in that browser: it is ended first. When the identity already
@@ -147,6 +204,7 @@ impl SessionEngine {
         context: &SessionContext,
         subject: i64,
         headers: &HeaderMap,
+        ip: Option<IpAddr>,
     ) -> Result<IssuedAccess, SessionError> {
         let now = self.clock.now();
         if let Ok(replaced) = self.verified_claims(context, headers)
@@ -175,12 +233,17 @@ impl SessionEngine {
             last_seen_at: now,
             expires_at: now + self.policy.session_seconds,
         };
+        let meta = SessionMeta {
+            ip,
+            user_agent: user_agent(headers),
+        };
         let evicted = self
             .store
             .insert(
                 context.namespace,
                 &key,
                 &record,
+                &meta,
                 self.policy.sessions_per_identity,
                 now,
             )
@@ -197,7 +260,8 @@ impl SessionEngine {
     }
 
     /// Every authenticated request: signature, HS256, payload key, CSRF on unsafe methods,
-    /// session alive in the context's namespace, token's UID current, access not expired.
+    /// session alive in the context's namespace and not idle too long, token's UID current,
+    /// access not expired.
     ///
     /// A token superseded by a refresh more than the grace window ago can only be a copy that
     /// outlived its browser's cookie: the whole session ends (theft detection, CONTRACT §8).
@@ -220,6 +284,16 @@ impl SessionEngine {
             .access(context.namespace, &key, now)
             .await?
             .ok_or(SessionError::SessionEnded)?;
+        let idle_seconds = self.idle_seconds(context);
+        if idle_out(live.last_seen_at, now, idle_seconds) {
+            self.store.revoke(context.namespace, &key).await?;
+            tracing::info!(
+                context = context.name,
+                identity_id = claims.subject,
+                "session ended: idle timeout"
+            );
+            return Err(SessionError::SessionEnded);
+        }
         if live.access_uid != claims.uid {
             // Signed for this session but not its current UID: superseded at `access_iat`.
             if now - live.access_iat >= self.policy.grace_seconds {
@@ -235,7 +309,7 @@ impl SessionEngine {
         if claims.exp <= now {
             return Err(SessionError::AccessExpired);
         }
-        if now - live.last_seen_at >= self.policy.touch_seconds {
+        if now - live.last_seen_at >= self.touch_after(idle_seconds) {
             self.store.touch(context.namespace, &key, now).await?;
         }
         Ok(Authenticated {
@@ -279,7 +353,7 @@ impl SessionEngine {
                 &claims.uid,
                 &SessionId::random(),
                 now,
-                self.policy.grace_seconds,
+                self.session_limits(context),
             )
             .await?;
         match rotation {
@@ -317,7 +391,7 @@ impl SessionEngine {
                 &key,
                 &claims.uid,
                 now,
-                self.policy.grace_seconds,
+                self.session_limits(context),
             )
             .await?
         {
@@ -332,6 +406,106 @@ impl SessionEngine {
             }
             Ending::Missing => Err(SessionError::SessionEnded),
         }
+    }
+
+    /// The current session's new access UID and CSRF, as a refresh gives them, for a request
+    /// that authenticated already (a password change).
+    pub async fn reissue(
+        &self,
+        context: &SessionContext,
+        session: &Authenticated,
+    ) -> Result<IssuedAccess, SessionError> {
+        let now = self.clock.now();
+        let rotation = self
+            .store
+            .rotate(
+                context.namespace,
+                &session.key(),
+                &session.uid,
+                &SessionId::random(),
+                now,
+                self.session_limits(context),
+            )
+            .await?;
+        match rotation {
+            Rotation::Rotated(record) if record.subject == session.subject => {
+                Ok(self.issue(context, &session.ruid, &record))
+            }
+            _ => Err(SessionError::SessionEnded),
+        }
+    }
+
+    /// The identity's live sessions, most recently used first; `current` marks the one of
+    /// `session`, if given. One store round trip through the identity's index.
+    pub async fn sessions(
+        &self,
+        context: &SessionContext,
+        subject: i64,
+        session: Option<&Authenticated>,
+    ) -> Result<Vec<SessionInfo>, StoreError> {
+        let now = self.clock.now();
+        let idle_seconds = self.idle_seconds(context);
+        let mut listed = self
+            .store
+            .list(context.namespace, subject, now)
+            .await?
+            .into_iter()
+            .filter(|s| !idle_out(s.record.last_seen_at, now, idle_seconds))
+            .map(|s| SessionInfo {
+                id: s.id(),
+                created_at: s.record.created_at,
+                last_seen_at: s.record.last_seen_at,
+                expires_at: s.record.expires_at,
+                ip: s.meta.ip,
+                user_agent: s.meta.user_agent,
+                current: session.is_some_and(|current| current.ruid == s.ruid),
+            })
+            .collect::<Vec<_>>();
+        listed.sort_by(|a, b| {
+            (b.last_seen_at, b.created_at, b.id.0).cmp(&(a.last_seen_at, a.created_at, a.id.0))
+        });
+        Ok(listed)
+    }
+
+    /// Ends the identity's session with this public handle; which one it was (its refresh UID),
+    /// or `None` when the identity has no such session.
+    pub async fn end_session(
+        &self,
+        context: &SessionContext,
+        subject: i64,
+        id: &SessionId,
+    ) -> Result<Option<SessionId>, StoreError> {
+        let now = self.clock.now();
+        let found = self
+            .store
+            .list(context.namespace, subject, now)
+            .await?
+            .into_iter()
+            .find(|s| s.id() == *id);
+        let Some(found) = found else {
+            return Ok(None);
+        };
+        let key = SessionKey {
+            subject,
+            ruid: found.ruid,
+        };
+        Ok(self
+            .store
+            .revoke(context.namespace, &key)
+            .await?
+            .then_some(found.ruid))
+    }
+
+    /// Ends every session of the identity but `keep` (a refresh UID), if given; how many.
+    pub async fn end_sessions(
+        &self,
+        context: &SessionContext,
+        subject: i64,
+        keep: Option<&SessionId>,
+    ) -> Result<usize, StoreError> {
+        self.store
+            .revoke_all(context.namespace, subject, keep)
+            .await
     }
 
     /// Ends every session of one context.
@@ -398,6 +572,19 @@ impl SessionEngine {
             session_expires_at: record.expires_at,
         }
     }
+}
+
+/// The request's `User-Agent`, cut to [`USER_AGENT_BYTES`] at a character boundary.
+fn user_agent(headers: &HeaderMap) -> String {
+    let Some(value) = headers.get(header::USER_AGENT) else {
+        return String::new();
+    };
+    let text = String::from_utf8_lossy(value.as_bytes());
+    let mut end = text.len().min(USER_AGENT_BYTES);
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    text[..end].to_owned()
 }
 
 fn is_safe(method: &Method) -> bool {

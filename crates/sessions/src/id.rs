@@ -1,5 +1,6 @@
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
 use std::fmt;
 
 /// A 128-bit random identifier (refresh UID or access UID), written as 22 base64url characters.
@@ -28,6 +29,21 @@ impl SessionId {
     pub fn as_u128(&self) -> u128 {
         u128::from_le_bytes(self.0)
     }
+
+    /// The public handle of the session whose refresh UID this is: the first 128 bits of
+    /// SHA-256 over a label and the UID. It names the session in listings (CONTRACT §9)
+    /// without giving away the refresh UID, a credential's half that another session of the
+    /// same identity, or an admin, must never see; a random UID in, a random-looking handle
+    /// out, and nothing to store.
+    pub fn public_handle(&self) -> Self {
+        let digest = Sha256::new()
+            .chain_update(b"careers-api session handle\0")
+            .chain_update(self.0)
+            .finalize();
+        let mut handle = [0u8; 16];
+        handle.copy_from_slice(&digest[..16]);
+        Self(handle)
+    }
 }
 
 impl fmt::Display for SessionId {
@@ -53,6 +69,14 @@ mod tests {
         let text = id.to_string();
         assert_eq!(text.len(), 22);
         assert_eq!(SessionId::parse(&text), Some(id));
+    }
+
+    #[test]
+    fn the_public_handle_is_stable_and_not_the_uid() {
+        let id = SessionId::random();
+        assert_eq!(id.public_handle(), id.public_handle());
+        assert_ne!(id.public_handle(), id);
+        assert_ne!(id.public_handle(), SessionId::random().public_handle());
     }
 
     #[test]

@@ -25,9 +25,13 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use context::SessionContext;
 pub use cookies::{CookieDomain, CookiePolicy, SameSite, read_cookie};
 pub use engine::{
-    Authenticated, CSRF_HEADER, IssuedAccess, SessionEngine, SessionError, SessionPolicy,
+    Authenticated, CSRF_HEADER, IssuedAccess, SessionEngine, SessionError, SessionInfo,
+    SessionPolicy,
 };
 pub use id::SessionId;
 pub use origin::OriginPolicy;
-pub use store::{AnyStore, Counter, LiveAccess, SessionKey, SessionRecord, StoreError, TokenStore};
+pub use store::{
+    AnyStore, Counter, ListedSession, LiveAccess, SessionKey, SessionLimits, SessionMeta,
+    SessionRecord, StoreError, TokenStore,
+};
 pub use token::{AccessClaims, SigningSecret, TokenKeys};

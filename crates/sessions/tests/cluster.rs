@@ -21,6 +21,10 @@ const REDIS_CLI: &str = "redis-cli";
 const NOW: i64 = 1_800_000_000;
 const LIFE: i64 = 7 * 24 * 3600;
 const GRACE: i64 = 30;
+const LIMITS: sessions::SessionLimits = sessions::SessionLimits {
+    grace_seconds: GRACE,
+    idle_seconds: 0,
+};
 const DEFAULT: &str = "default";
 const TEAM: &str = "team";
 
@@ -275,7 +279,14 @@ async fn sessions_spread_over_every_node(cluster: &Cluster, store: &RedisStore, 
         let key = key_of(subject);
         let record = new_record(subject);
         store
-            .insert(DEFAULT, &key, &record, 20, NOW)
+            .insert(
+                DEFAULT,
+                &key,
+                &record,
+                &sessions::SessionMeta::default(),
+                20,
+                NOW,
+            )
             .await
             .expect("insert");
         sessions.push((key, record));
@@ -306,7 +317,7 @@ async fn sessions_spread_over_every_node(cluster: &Cluster, store: &RedisStore, 
 
         let new_uid = SessionId::random();
         let rotated = store
-            .rotate(DEFAULT, key, &record.access_uid, &new_uid, at, GRACE)
+            .rotate(DEFAULT, key, &record.access_uid, &new_uid, at, LIMITS)
             .await
             .expect("rotate");
         let expected = SessionRecord {
@@ -325,7 +336,7 @@ async fn sessions_spread_over_every_node(cluster: &Cluster, store: &RedisStore, 
                 &record.access_uid,
                 &SessionId::random(),
                 at + 1,
-                GRACE,
+                LIMITS,
             )
             .await
             .expect("rotate again");
@@ -340,7 +351,7 @@ async fn sessions_spread_over_every_node(cluster: &Cluster, store: &RedisStore, 
         );
 
         let ended = store
-            .end(DEFAULT, key, &new_uid, at + 2, GRACE)
+            .end(DEFAULT, key, &new_uid, at + 2, LIMITS)
             .await
             .expect("end");
         assert_eq!(ended, Ending::Ended);
@@ -359,7 +370,14 @@ async fn concurrent_rotates_rotate_exactly_once(store: &Arc<RedisStore>) {
     let key = key_of(8);
     let record = new_record(8);
     store
-        .insert(DEFAULT, &key, &record, 20, NOW)
+        .insert(
+            DEFAULT,
+            &key,
+            &record,
+            &sessions::SessionMeta::default(),
+            20,
+            NOW,
+        )
         .await
         .expect("insert");
     let at = NOW + 60;
@@ -370,7 +388,7 @@ async fn concurrent_rotates_rotate_exactly_once(store: &Arc<RedisStore>) {
         tokio::spawn(async move {
             barrier.wait().await;
             store
-                .rotate(DEFAULT, &key, &record.access_uid, &new_uid, at, GRACE)
+                .rotate(DEFAULT, &key, &record.access_uid, &new_uid, at, LIMITS)
                 .await
                 .expect("rotate")
         })
@@ -406,7 +424,7 @@ async fn concurrent_rotates_rotate_exactly_once(store: &Arc<RedisStore>) {
     );
     assert_eq!(
         store
-            .end(DEFAULT, &key, &winner.access_uid, at, GRACE)
+            .end(DEFAULT, &key, &winner.access_uid, at, LIMITS)
             .await
             .expect("end"),
         Ending::Ended
@@ -431,7 +449,14 @@ async fn one_identitys_sessions_and_index_change_together(
                 ..new_record(subject)
             };
             let evicted = store
-                .insert(DEFAULT, &key, &record, LIMIT, NOW)
+                .insert(
+                    DEFAULT,
+                    &key,
+                    &record,
+                    &sessions::SessionMeta::default(),
+                    LIMIT,
+                    NOW,
+                )
                 .await
                 .expect("insert");
             assert_eq!(evicted, 0);
@@ -451,6 +476,7 @@ async fn one_identitys_sessions_and_index_change_together(
                     last_seen_at: NOW + 11,
                     ..new_record(subject)
                 },
+                &sessions::SessionMeta::default(),
                 LIMIT,
                 NOW,
             )
@@ -477,7 +503,7 @@ async fn one_identitys_sessions_and_index_change_together(
                     &third_record.access_uid,
                     &SessionId::random(),
                     NOW + 12,
-                    GRACE
+                    LIMITS
                 )
                 .await
                 .expect("rotate"),
@@ -504,7 +530,14 @@ async fn flush_reaches_every_node(cluster: &Cluster, store: &RedisStore, prefix:
         let key = key_of(subject);
         let record = new_record(subject);
         store
-            .insert(TEAM, &key, &record, 20, NOW)
+            .insert(
+                TEAM,
+                &key,
+                &record,
+                &sessions::SessionMeta::default(),
+                20,
+                NOW,
+            )
             .await
             .expect("insert");
         team.push(key);
@@ -514,7 +547,14 @@ async fn flush_reaches_every_node(cluster: &Cluster, store: &RedisStore, prefix:
         let key = key_of(subject);
         let record = new_record(subject);
         store
-            .insert(DEFAULT, &key, &record, 20, NOW)
+            .insert(
+                DEFAULT,
+                &key,
+                &record,
+                &sessions::SessionMeta::default(),
+                20,
+                NOW,
+            )
             .await
             .expect("insert");
         default.push((key, record));

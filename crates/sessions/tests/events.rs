@@ -128,7 +128,7 @@ impl Setup {
 
     async fn open(&self, context: &SessionContext, subject: i64) -> IssuedAccess {
         self.engine
-            .open(context, subject, &HeaderMap::new())
+            .open(context, subject, &HeaderMap::new(), None)
             .await
             .expect("open")
     }
@@ -398,7 +398,7 @@ async fn open_ends_the_session_of_the_same_contexts_cookie_and_ignores_other_con
             (USER.access_cookie, &earlier.access_token),
             (USER.csrf_cookie, &earlier.csrf),
         ]);
-        let later = engine.open(&USER, 42, &sent).await.expect("open");
+        let later = engine.open(&USER, 42, &sent, None).await.expect("open");
         assert!(s.session(&USER, &earlier).await.is_none(), "earlier ended");
         assert!(matches!(
             s.get(&USER, &earlier).await,
@@ -416,19 +416,25 @@ async fn open_ends_the_session_of_the_same_contexts_cookie_and_ignores_other_con
 
         // Only another context's cookie: nothing ends.
         let admin_only = cookies(&[(ADMIN.access_cookie, &admin.access_token)]);
-        let third = engine.open(&USER, 42, &admin_only).await.expect("open");
+        let third = engine
+            .open(&USER, 42, &admin_only, None)
+            .await
+            .expect("open");
         s.get(&ADMIN, &admin).await.expect("admin session intact");
         s.get(&USER, &later).await.expect("user session intact");
         // Another context's token under this context's cookie name does not verify here.
         let misplaced = cookies(&[(USER.access_cookie, &admin.access_token)]);
-        engine.open(&USER, 42, &misplaced).await.expect("open");
+        engine
+            .open(&USER, 42, &misplaced, None)
+            .await
+            .expect("open");
         s.get(&ADMIN, &admin).await.expect("admin session intact");
         // An admin login in the same browser ends the admin session only.
         let both = cookies(&[
             (USER.access_cookie, &third.access_token),
             (ADMIN.access_cookie, &admin.access_token),
         ]);
-        let admin_again = engine.open(&ADMIN, 42, &both).await.expect("open");
+        let admin_again = engine.open(&ADMIN, 42, &both, None).await.expect("open");
         assert!(s.session(&ADMIN, &admin).await.is_none(), "admin replaced");
         s.get(&ADMIN, &admin_again)
             .await
@@ -437,7 +443,7 @@ async fn open_ends_the_session_of_the_same_contexts_cookie_and_ignores_other_con
 
         // The browser's session is ended whoever logs in next in it.
         let switch = cookies(&[(USER.access_cookie, &third.access_token)]);
-        let other_identity = engine.open(&USER, 43, &switch).await.expect("open");
+        let other_identity = engine.open(&USER, 43, &switch, None).await.expect("open");
         assert!(s.session(&USER, &third).await.is_none(), "replaced");
         assert_eq!(s.get(&USER, &other_identity).await.unwrap().subject, 43);
         s.assert_no_secret_logged(&[&earlier, &admin, &later, &third, &admin_again]);

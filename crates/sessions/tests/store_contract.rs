@@ -13,7 +13,10 @@ use fred::types::scan::Scanner;
 use fred::types::{ClusterHash, CustomCommand};
 use futures::StreamExt;
 use sessions::store::{Ending, MemoryStore, RedisStore, RedisStoreConfig, Rotation};
-use sessions::{LiveAccess, SessionId, SessionKey, SessionRecord, StoreError, TokenStore};
+use sessions::{
+    LiveAccess, SessionId, SessionKey, SessionLimits, SessionMeta, SessionRecord, StoreError,
+    TokenStore,
+};
 
 /// A fixed Unix time (2027): the stores take `now` as a parameter.
 const NOW: i64 = 1_800_000_000;
@@ -36,6 +39,19 @@ fn new_record(subject: i64) -> SessionRecord {
         expires_at: NOW + LIFE,
     }
 }
+
+/// What a login records for listings.
+fn meta() -> SessionMeta {
+    SessionMeta {
+        ip: Some("2001:db8::7".parse().unwrap()),
+        user_agent: "Mozilla/5.0 (X11; Linux x86_64) Firefox/133.0".into(),
+    }
+}
+
+const LIMITS: SessionLimits = SessionLimits {
+    grace_seconds: GRACE,
+    idle_seconds: 0,
+};
 
 /// A new address for a session of `subject`.
 fn key_of(subject: i64) -> SessionKey {
@@ -71,7 +87,7 @@ trait StoreExt: TokenStore {
             ..new_record(subject)
         };
         let evicted = self
-            .insert(namespace, &key, &record, 0, NOW)
+            .insert(namespace, &key, &record, &meta(), 0, NOW)
             .await
             .expect("insert");
         assert_eq!(evicted, 0, "no limit, no eviction");
@@ -89,7 +105,7 @@ trait StoreExt: TokenStore {
     ) -> (SessionKey, usize) {
         let key = key_of(record.subject);
         let evicted = self
-            .insert(namespace, &key, record, limit, now)
+            .insert(namespace, &key, record, &meta(), limit, now)
             .await
             .expect("insert");
         (key, evicted)
@@ -115,7 +131,7 @@ trait StoreExt: TokenStore {
         new_uid: &SessionId,
         now: i64,
     ) -> Rotation {
-        self.rotate(namespace, key, presented, new_uid, now, GRACE)
+        self.rotate(namespace, key, presented, new_uid, now, LIMITS)
             .await
             .expect("rotate")
     }
@@ -127,7 +143,7 @@ trait StoreExt: TokenStore {
         presented: &SessionId,
         now: i64,
     ) -> Ending {
-        self.end(namespace, key, presented, now, GRACE)
+        self.end(namespace, key, presented, now, LIMITS)
             .await
             .expect("end")
     }
@@ -323,7 +339,7 @@ store_tests! {
             assert_eq!(store.read(TEAM, &key, NOW).await, None);
             // A record under the same key in "team" does not disturb the "default" one.
             let other = SessionRecord { last_seen_at: NOW + 5, ..new_record(42) };
-            assert_eq!(store.insert(TEAM, &key, &other, 0, NOW).await.expect("insert"), 0);
+            assert_eq!(store.insert(TEAM, &key, &other, &meta(), 0, NOW).await.expect("insert"), 0);
             assert_eq!(store.read(TEAM, &key, NOW).await, Some(other));
             assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record));
         }
@@ -352,7 +368,7 @@ store_tests! {
             assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record), "after revoke");
 
             let other = new_record(alias.subject);
-            store.insert(DEFAULT, &alias, &other, 0, NOW).await.expect("insert");
+            store.insert(DEFAULT, &alias, &other, &meta(), 0, NOW).await.expect("insert");
             assert_eq!(store.read(DEFAULT, &alias, NOW).await, Some(other));
             assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(record), "after insert");
         }
@@ -902,20 +918,83 @@ store_tests! {
             // One already ended: not counted.
             assert!(store.revoked(DEFAULT, &d).await);
 
-            assert_eq!(store.revoke_all(DEFAULT, ID).await.expect("revoke_all"), 3);
+            assert_eq!(store.revoke_all(DEFAULT, ID, None).await.expect("revoke_all"), 3);
             for gone in [&a, &b, &c, &d] {
                 assert_eq!(store.read(DEFAULT, gone, NOW + 5).await, None);
             }
             assert_eq!(store.read(DEFAULT, &neighbour, NOW + 5).await, Some(neighbour_record));
             assert_eq!(store.read(TEAM, &team, NOW + 5).await, Some(team_record));
-            assert_eq!(store.revoke_all(DEFAULT, ID).await.expect("revoke_all"), 0);
-            assert_eq!(store.revoke_all(DEFAULT, 12_345).await.expect("revoke_all"), 0);
+            assert_eq!(store.revoke_all(DEFAULT, ID, None).await.expect("revoke_all"), 0);
+            assert_eq!(store.revoke_all(DEFAULT, 12_345, None).await.expect("revoke_all"), 0);
 
             // The identity starts over: its ended sessions do not count for the limit.
             let (fresh, evicted) = store.insert_limited(DEFAULT, &new_record(ID), 1, NOW + 6).await;
             assert_eq!(evicted, 0);
-            assert_eq!(store.revoke_all(DEFAULT, ID).await.expect("revoke_all"), 1);
+            assert_eq!(store.revoke_all(DEFAULT, ID, None).await.expect("revoke_all"), 1);
             assert_eq!(store.read(DEFAULT, &fresh, NOW + 6).await, None);
+        }
+
+        async fn revoke_all_but_one_keeps_exactly_that_session(store) {
+            const ID: i64 = 910;
+            let (a, _) = store.insert_seen(DEFAULT, ID, NOW + 1).await;
+            let (b, b_record) = store.insert_seen(DEFAULT, ID, NOW + 2).await;
+            let (c, _) = store.insert_seen(DEFAULT, ID, NOW + 3).await;
+            let (team, team_record) = store.insert_new(TEAM, ID).await;
+            let ended = store.revoke_all(DEFAULT, ID, Some(&b.ruid)).await.expect("revoke_all");
+            assert_eq!(ended, 2);
+            assert_eq!(store.read(DEFAULT, &a, NOW + 4).await, None);
+            assert_eq!(store.read(DEFAULT, &c, NOW + 4).await, None);
+            assert_eq!(store.read(DEFAULT, &b, NOW + 4).await, Some(b_record));
+            assert_eq!(store.read(TEAM, &team, NOW + 4).await, Some(team_record));
+            let listed = store.list(DEFAULT, ID, NOW + 4).await.expect("list");
+            assert_eq!(listed.len(), 1, "the kept session stays in the index");
+            assert_eq!(listed[0].ruid, b.ruid);
+        }
+
+        async fn list_returns_the_identitys_live_sessions_with_their_metadata(store) {
+            const ID: i64 = 920;
+            let (a, a_record) = store.insert_seen(DEFAULT, ID, NOW + 1).await;
+            let (b, b_record) = store.insert_seen(DEFAULT, ID, NOW + 2).await;
+            let short = SessionRecord { expires_at: NOW + 10, ..new_record(ID) };
+            let (ending, _) = store.insert_limited(DEFAULT, &short, 0, NOW).await;
+            let bare = SessionMeta { ip: None, user_agent: String::new() };
+            let (other, _) = (key_of(ID), ());
+            store.insert(DEFAULT, &other, &new_record(ID), &bare, 0, NOW).await.expect("insert");
+            // Neighbours in the shard, other identities and the other namespace stay out.
+            store.insert_new(DEFAULT, ID + 64).await;
+            store.insert_new(TEAM, ID).await;
+
+            let mut listed = store.list(DEFAULT, ID, NOW + 10).await.expect("list");
+            listed.sort_by_key(|s| s.record.last_seen_at);
+            let ruids: Vec<SessionId> = listed.iter().map(|s| s.ruid).collect();
+            assert_eq!(ruids.len(), 3, "the ended session is not listed");
+            assert!(!ruids.contains(&ending.ruid));
+            assert!(ruids.contains(&a.ruid) && ruids.contains(&b.ruid) && ruids.contains(&other.ruid));
+            let find = |key: &SessionKey| listed.iter().find(|s| s.ruid == key.ruid).unwrap();
+            assert_eq!(find(&a).record, a_record);
+            assert_eq!(find(&b).record, b_record);
+            assert_eq!(find(&a).meta, meta());
+            assert_eq!(find(&other).meta, bare);
+            assert_ne!(find(&a).id(), a.ruid, "the public handle is not the refresh UID");
+            assert!(store.list(DEFAULT, 12_345, NOW).await.expect("list").is_empty());
+        }
+
+        async fn rotate_ends_a_session_idle_for_the_limit(store) {
+            let (key, record) = store.insert_seen(DEFAULT, 930, NOW).await;
+            let limits = SessionLimits { grace_seconds: GRACE, idle_seconds: 600 };
+            let fresh = store
+                .rotate(DEFAULT, &key, &record.access_uid, &SessionId::random(), NOW + 599, limits)
+                .await
+                .expect("rotate");
+            let Rotation::Rotated(rotated) = fresh else { panic!("{fresh:?}") };
+            assert_eq!(rotated.last_seen_at, NOW + 599);
+            let idle = store
+                .rotate(DEFAULT, &key, &rotated.access_uid, &SessionId::random(), NOW + 1199, limits)
+                .await
+                .expect("rotate");
+            assert_eq!(idle, Rotation::Missing, "600 s unseen: ended");
+            assert_eq!(store.read(DEFAULT, &key, NOW + 1199).await, None, "and deleted");
+            assert!(store.list(DEFAULT, 930, NOW + 1199).await.expect("list").is_empty());
         }
 
         async fn refund_takes_back_one_event_and_never_goes_below_zero(store) {
@@ -1000,7 +1079,7 @@ store_tests! {
             let (live, live_record) = store.insert_new(DEFAULT, 1).await;
             let short = SessionRecord { expires_at: NOW + 10, ..new_record(2) };
             let short_key = key_of(2);
-            store.insert(TEAM, &short_key, &short, 0, NOW).await.expect("insert");
+            store.insert(TEAM, &short_key, &short, &meta(), 0, NOW).await.expect("insert");
             let (team_live, team_live_record) = store.insert_new(TEAM, 3).await;
 
             // Nothing has reached its end yet.
@@ -1052,7 +1131,7 @@ store_tests! {
             // does the index of an identity with nothing else.
             let short = SessionRecord { expires_at: NOW + 1, ..new_record(12) };
             let short_key = key_of(12);
-            store.insert(TEAM, &short_key, &short, 0, NOW).await.expect("insert");
+            store.insert(TEAM, &short_key, &short, &meta(), 0, NOW).await.expect("insert");
             let short_at = record_key(&prefix, TEAM, &short_key);
             let short_index = index_key(&prefix, TEAM, 12);
             for at in [&short_at, &short_index] {
@@ -1219,7 +1298,7 @@ store_tests! {
             let (other, _) = store.insert_new(DEFAULT, ID + 1).await;
             let index = index_key(&prefix, DEFAULT, ID);
             assert_eq!(keys_matching(client, format!("{index}*")).await.len(), 4);
-            assert_eq!(store.revoke_all(DEFAULT, ID).await.expect("revoke_all"), 3);
+            assert_eq!(store.revoke_all(DEFAULT, ID, None).await.expect("revoke_all"), 3);
             assert_eq!(keys_matching(client, format!("{index}*")).await, Vec::<String>::new());
             assert!(exists(client, &record_key(&prefix, DEFAULT, &other)).await);
             assert_eq!(

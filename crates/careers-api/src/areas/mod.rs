@@ -11,7 +11,7 @@ pub mod sessions;
 pub mod talent;
 pub mod team;
 
-use ::sessions::{Authenticated, SessionContext};
+use ::sessions::Authenticated;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 
@@ -22,23 +22,7 @@ use crate::models::identities::user::{self, UserView};
 use crate::models::org::user_profile as org_profile;
 use crate::state::AppState;
 
-/// The user context: candidate, employer and marketplace frontends.
-pub const USER: SessionContext = SessionContext {
-    name: "user",
-    payload_key: "user_id",
-    access_cookie: "jwt_access",
-    csrf_cookie: "CSRF_TOKEN",
-    namespace: "default",
-};
-
-/// The admin context: the team dashboard.
-pub const ADMIN: SessionContext = SessionContext {
-    name: "admin",
-    payload_key: "admin_id",
-    access_cookie: "team_jwt_access",
-    csrf_cookie: "TEAM_CSRF_TOKEN",
-    namespace: "team",
-};
+pub use crate::contexts::{ADMIN, USER};
 
 /// The user-context session of a request: every check of the engine (and CSRF on unsafe
 /// methods). The user areas add their own identity and profile checks on top.

@@ -1,33 +1,65 @@
-//! Login, refresh and logout (specification §4.1), one implementation for both contexts.
+//! Sessions of both contexts, one implementation for each: login, refresh and logout
+//! (specification §4.1), the owner's view of their sessions and the password change
+//! (CONTRACT §9, §10). The `sessions` crate does the work; this module mounts it.
 //!
 //! `POST {base}` creates a session, `PATCH {base}/current` renews it, `DELETE {base}/current`
-//! destroys it; "current" is resolved from the context's own cookies.
+//! destroys it; "current" is resolved from the context's own cookies. `GET {base}` lists the
+//! identity's sessions, `GET {base}/current` shows this one, `DELETE {base}/{id}` ends one and
+//! `DELETE {base}` every other.
 
 use std::future::Future;
 
-use axum::extract::State;
+use axum::extract::{FromRequestParts, Path, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use sessions::{IssuedAccess, SessionContext};
+use sessions::{Authenticated, IssuedAccess, SessionContext, SessionId};
 
-use super::{ADMIN, USER};
+use super::{ADMIN, AdminCtx, USER, UserCtx};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use crate::error::ApiError;
 use crate::error::responses::{
-    FormErrors, InvalidCredentials, RateLimited, SessionErrors, Unavailable,
+    AreaErrors, FormErrors, InvalidCredentials, NotFound, RateLimited, SessionErrors, Unavailable,
+    UnsafeAreaErrors,
 };
 use crate::extract::Json;
 use crate::models::identities::admin::{self, AdminView};
+use crate::models::identities::session::{SessionList, SessionOne, SessionView};
 use crate::models::identities::user::{self, UserView};
-use crate::models::identities::{LoginForm, normalize_email};
+use crate::models::identities::{LoginForm, PasswordChangeForm, normalize_email};
 use crate::password::Purpose;
 use crate::state::AppState;
 use crate::throttle::{ClientAddr, LoginThrottle};
 use crate::views::rfc3339;
+
+/// What an authenticated request of a context knows about its caller.
+pub trait SessionOwner {
+    fn session(&self) -> &Authenticated;
+    fn email(&self) -> &str;
+}
+
+impl SessionOwner for UserCtx {
+    fn session(&self) -> &Authenticated {
+        &self.session
+    }
+
+    fn email(&self) -> &str {
+        &self.user.email
+    }
+}
+
+impl SessionOwner for AdminCtx {
+    fn session(&self) -> &Authenticated {
+        &self.session
+    }
+
+    fn email(&self) -> &str {
+        &self.admin.email
+    }
+}
 
 /// An identity type that can log in: where its sessions live and how it is found.
 pub trait Principal: Send + Sync + 'static {
@@ -35,6 +67,9 @@ pub trait Principal: Send + Sync + 'static {
     /// Key of the identity in the login body.
     const BODY_KEY: &'static str;
     type View: Serialize + Send;
+    /// The extractor of the context's own area: it authenticates (CSRF on unsafe methods) and
+    /// checks that the identity exists.
+    type Ctx: FromRequestParts<AppState, Rejection = ApiError> + SessionOwner + Send;
 
     /// (id, password digest, view) of the account with this e-mail.
     fn find_by_email(
@@ -44,6 +79,12 @@ pub trait Principal: Send + Sync + 'static {
 
     /// Whether the identity still exists: a refresh for a deleted one ends there.
     fn exists(state: &AppState, id: i64) -> impl Future<Output = Result<bool, ApiError>> + Send;
+
+    fn set_password_digest(
+        state: &AppState,
+        id: i64,
+        digest: String,
+    ) -> impl Future<Output = Result<(), ApiError>> + Send;
 }
 
 pub struct UserPrincipal;
@@ -52,6 +93,7 @@ impl Principal for UserPrincipal {
     const CONTEXT: SessionContext = USER;
     const BODY_KEY: &'static str = "identities_user";
     type View = UserView;
+    type Ctx = UserCtx;
 
     async fn find_by_email(
         state: &AppState,
@@ -65,6 +107,14 @@ impl Principal for UserPrincipal {
     async fn exists(state: &AppState, id: i64) -> Result<bool, ApiError> {
         Ok(user::user_exists(&state.db, id).await?)
     }
+
+    async fn set_password_digest(
+        state: &AppState,
+        id: i64,
+        digest: String,
+    ) -> Result<(), ApiError> {
+        Ok(user::set_user_password_digest(&state.db, id, digest).await?)
+    }
 }
 
 pub struct AdminPrincipal;
@@ -73,6 +123,7 @@ impl Principal for AdminPrincipal {
     const CONTEXT: SessionContext = ADMIN;
     const BODY_KEY: &'static str = "identities_admin";
     type View = AdminView;
+    type Ctx = AdminCtx;
 
     async fn find_by_email(
         state: &AppState,
@@ -85,6 +136,14 @@ impl Principal for AdminPrincipal {
 
     async fn exists(state: &AppState, id: i64) -> Result<bool, ApiError> {
         Ok(admin::find_admin(&state.db, id).await?.is_some())
+    }
+
+    async fn set_password_digest(
+        state: &AppState,
+        id: i64,
+        digest: String,
+    ) -> Result<(), ApiError> {
+        Ok(admin::set_admin_password_digest(&state.db, id, digest).await?)
     }
 }
 
@@ -117,7 +176,7 @@ async fn login<P: Principal>(
     // The refund and the new session are independent: one round trip's wait for both.
     let (refunded, issued) = tokio::join!(
         throttle.refund(&state),
-        state.sessions.open(&P::CONTEXT, id, &headers)
+        state.sessions.open(&P::CONTEXT, id, &headers, client.0)
     );
     refunded?;
     let issued = issued?;
@@ -171,6 +230,155 @@ async fn logout<P: Principal>(
     Ok(response)
 }
 
+/// The caller's live sessions, most recently used first.
+async fn list_sessions<P: Principal>(
+    state: &AppState,
+    ctx: P::Ctx,
+) -> Result<SessionList, ApiError> {
+    let session = ctx.session();
+    let sessions = state
+        .sessions
+        .sessions(&P::CONTEXT, session.subject, Some(session))
+        .await?;
+    Ok(SessionList {
+        sessions: sessions.into_iter().map(SessionView::from).collect(),
+    })
+}
+
+async fn current_session<P: Principal>(
+    state: &AppState,
+    ctx: P::Ctx,
+) -> Result<SessionOne, ApiError> {
+    let session = ctx.session();
+    let current = state
+        .sessions
+        .sessions(&P::CONTEXT, session.subject, Some(session))
+        .await?
+        .into_iter()
+        .find(|s| s.current)
+        .ok_or(ApiError::SessionEnded)?;
+    Ok(SessionOne {
+        sessions: SessionView::from(current),
+    })
+}
+
+/// Ends one of the caller's sessions by its public handle; ending the current one is a logout
+/// (its cookies are deleted). Another identity's handle or an unknown one: 404.
+async fn end_session<P: Principal>(
+    state: &AppState,
+    headers: &HeaderMap,
+    ctx: P::Ctx,
+    id: &str,
+) -> Result<Response, ApiError> {
+    let session = ctx.session();
+    let id = SessionId::parse(id).ok_or(ApiError::NotFound)?;
+    let ended = state
+        .sessions
+        .end_session(&P::CONTEXT, session.subject, &id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    if ended == session.ruid {
+        tracing::info!(
+            context = P::CONTEXT.name,
+            identity_id = session.subject,
+            "session destroyed"
+        );
+        for cookie in state.sessions.cookies().clear(&P::CONTEXT, host(headers)) {
+            response.headers_mut().append(header::SET_COOKIE, cookie);
+        }
+    } else {
+        tracing::info!(
+            context = P::CONTEXT.name,
+            identity_id = session.subject,
+            "session ended by its owner from another session"
+        );
+    }
+    Ok(response)
+}
+
+/// Ends every session of the caller but the current one.
+async fn end_other_sessions<P: Principal>(
+    state: &AppState,
+    ctx: P::Ctx,
+) -> Result<StatusCode, ApiError> {
+    let session = ctx.session();
+    let ended = state
+        .sessions
+        .end_sessions(&P::CONTEXT, session.subject, Some(&session.ruid))
+        .await?;
+    tracing::info!(
+        context = P::CONTEXT.name,
+        identity_id = session.subject,
+        ended,
+        "other sessions ended by their owner"
+    );
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Password change (CONTRACT §10): the current password is verified through the login's
+/// hashing line and throttle (a wrong one counts as a failed login), the new digest is stored,
+/// every other session ends, and this one gets a new access token and CSRF, as a refresh.
+async fn change_password<P: Principal>(
+    state: &AppState,
+    client: &ClientAddr,
+    headers: &HeaderMap,
+    ctx: P::Ctx,
+    form: PasswordChangeForm,
+) -> Result<Response, ApiError> {
+    form.validate()?;
+    let (Some(current_password), Some(password)) = (form.current_password, form.password) else {
+        return Err(ApiError::Internal);
+    };
+    let session = *ctx.session();
+    let admission = state.passwords.admit(Purpose::Login).await?;
+    let throttle = LoginThrottle::new(&P::CONTEXT, &normalize_email(ctx.email()), client);
+    throttle.attempt(state, &P::CONTEXT).await?;
+    let digest = P::find_by_email(state, ctx.email())
+        .await?
+        .map(|(_, digest, _)| digest)
+        .ok_or(ApiError::SessionEnded)?;
+    if !admission.verify(current_password, Some(digest)).await? {
+        tracing::warn!(
+            context = P::CONTEXT.name,
+            identity_id = session.subject,
+            "password change refused: wrong current password"
+        );
+        return Err(ApiError::field(
+            "current_password",
+            "is not the current password",
+        ));
+    }
+    throttle.refund(state).await?;
+    let digest = state.passwords.hash(password).await?;
+    // Other sessions end before the new digest is stored and again after it: a login with the
+    // old password racing the change cannot leave a session behind.
+    let keep = Some(&session.ruid);
+    state
+        .sessions
+        .end_sessions(&P::CONTEXT, session.subject, keep)
+        .await?;
+    P::set_password_digest(state, session.subject, digest).await?;
+    let ended = state
+        .sessions
+        .end_sessions(&P::CONTEXT, session.subject, keep)
+        .await?;
+    let issued = state.sessions.reissue(&P::CONTEXT, &session).await?;
+    tracing::info!(
+        context = P::CONTEXT.name,
+        identity_id = session.subject,
+        ended,
+        "password changed; other sessions ended"
+    );
+    Ok(with_cookies::<P>(
+        state,
+        headers,
+        &issued,
+        StatusCode::OK,
+        access_body(&issued),
+    ))
+}
+
 /// `csrf` equals the CSRF cookie: a frontend on another registrable domain cannot read the API
 /// domain's cookie and takes it from here.
 fn access_body(issued: &IssuedAccess) -> Map<String, Value> {
@@ -216,10 +424,18 @@ fn host(headers: &HeaderMap) -> Option<&str> {
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
-        .routes(routes!(user_login))
-        .routes(routes!(user_refresh, user_logout))
-        .routes(routes!(admin_login))
-        .routes(routes!(admin_refresh, admin_logout))
+        .routes(routes!(user_login, user_sessions, user_end_other_sessions))
+        .routes(routes!(user_refresh, user_logout, user_current_session))
+        .routes(routes!(user_end_session))
+        .routes(routes!(user_change_password))
+        .routes(routes!(
+            admin_login,
+            admin_sessions,
+            admin_end_other_sessions
+        ))
+        .routes(routes!(admin_refresh, admin_logout, admin_current_session))
+        .routes(routes!(admin_end_session))
+        .routes(routes!(admin_change_password))
 }
 
 /// Login response of the user context.
@@ -252,8 +468,9 @@ struct Refreshed {
 }
 
 macro_rules! session_handlers {
-    ($principal:ty, $path:literal, $tag:literal, $login_body:ty, $security:literal,
-     $login:ident, $refresh:ident, $logout:ident) => {
+    ($principal:ty, $path:literal, $password_path:literal, $tag:literal, $login_body:ty,
+     $security:literal, $login:ident, $refresh:ident, $logout:ident, $list:ident,
+     $current:ident, $end:ident, $end_others:ident, $change_password:ident) => {
         #[utoipa::path(
             post,
             path = $path,
@@ -303,26 +520,135 @@ macro_rules! session_handlers {
         async fn $logout(state: State<AppState>, headers: HeaderMap) -> Result<Response, ApiError> {
             logout::<$principal>(state, headers).await
         }
+
+        #[utoipa::path(
+            get,
+            path = $path,
+            tag = $tag,
+            summary = "List the caller's live sessions, most recently used first",
+            responses(
+                (status = 200, description = "The sessions", body = SessionList),
+                AreaErrors, Unavailable
+            ),
+            security(($security = []))
+        )]
+        async fn $list(
+            State(state): State<AppState>,
+            ctx: <$principal as Principal>::Ctx,
+        ) -> Result<crate::views::Json<SessionList>, ApiError> {
+            list_sessions::<$principal>(&state, ctx).await.map(crate::views::Json)
+        }
+
+        #[utoipa::path(
+            get,
+            path = concat!($path, "/current"),
+            tag = $tag,
+            summary = "The session of this request",
+            responses(
+                (status = 200, description = "The session", body = SessionOne),
+                AreaErrors, Unavailable
+            ),
+            security(($security = []))
+        )]
+        async fn $current(
+            State(state): State<AppState>,
+            ctx: <$principal as Principal>::Ctx,
+        ) -> Result<crate::views::Json<SessionOne>, ApiError> {
+            current_session::<$principal>(&state, ctx).await.map(crate::views::Json)
+        }
+
+        #[utoipa::path(
+            delete,
+            path = concat!($path, "/{id}"),
+            tag = $tag,
+            summary = "End one of the caller's sessions (the current one: log out)",
+            params(("id" = String, Path, description = "The session's public `id`")),
+            responses(
+                (status = 204, description = "Session ended; for the current one, cookies deleted"),
+                UnsafeAreaErrors, NotFound, Unavailable
+            ),
+            security(($security = [], "csrf_token" = []))
+        )]
+        async fn $end(
+            State(state): State<AppState>,
+            headers: HeaderMap,
+            ctx: <$principal as Principal>::Ctx,
+            Path(id): Path<String>,
+        ) -> Result<Response, ApiError> {
+            end_session::<$principal>(&state, &headers, ctx, &id).await
+        }
+
+        #[utoipa::path(
+            delete,
+            path = $path,
+            tag = $tag,
+            summary = "End every session of the caller but the current one",
+            responses(
+                (status = 204, description = "The other sessions ended"),
+                UnsafeAreaErrors, Unavailable
+            ),
+            security(($security = [], "csrf_token" = []))
+        )]
+        async fn $end_others(
+            State(state): State<AppState>,
+            ctx: <$principal as Principal>::Ctx,
+        ) -> Result<StatusCode, ApiError> {
+            end_other_sessions::<$principal>(&state, ctx).await
+        }
+
+        #[utoipa::path(
+            patch,
+            path = $password_path,
+            tag = $tag,
+            summary = "Change the password: every other session ends, this one is refreshed",
+            request_body = PasswordChangeForm,
+            responses(
+                (status = 200, description = "Password changed; cookies replaced", body = Refreshed),
+                FormErrors, UnsafeAreaErrors, RateLimited, Unavailable
+            ),
+            security(($security = [], "csrf_token" = []))
+        )]
+        async fn $change_password(
+            State(state): State<AppState>,
+            client: ClientAddr,
+            headers: HeaderMap,
+            ctx: <$principal as Principal>::Ctx,
+            Json(form): Json<PasswordChangeForm>,
+        ) -> Result<Response, ApiError> {
+            change_password::<$principal>(&state, &client, &headers, ctx, form).await
+        }
     };
 }
 
 session_handlers!(
     UserPrincipal,
     "/identities/sessions",
+    "/identities/password",
     "sessions",
     UserLogin,
     "user_session",
     user_login,
     user_refresh,
-    user_logout
+    user_logout,
+    user_sessions,
+    user_current_session,
+    user_end_session,
+    user_end_other_sessions,
+    user_change_password
 );
 session_handlers!(
     AdminPrincipal,
     "/team/identities/admins/sessions",
+    "/team/identities/admins/password",
     "sessions",
     AdminLogin,
     "admin_session",
     admin_login,
     admin_refresh,
-    admin_logout
+    admin_logout,
+    admin_sessions,
+    admin_current_session,
+    admin_end_session,
+    admin_end_other_sessions,
+    admin_change_password
 );

@@ -4,7 +4,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::AdminCtx;
+use super::{AdminCtx, USER};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -13,6 +13,7 @@ use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
 };
 use crate::extract::{Json as Form, Path, Query};
+use crate::models::identities::session::{SessionList, SessionView};
 use crate::models::identities::user::{self, IdentitiesUserList, UserView};
 use crate::models::org::Scope;
 use crate::models::org::company::{self, OrgCompanyList};
@@ -25,9 +26,73 @@ use crate::views::{Json, Meta, PageParams};
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_users))
+        .routes(routes!(list_user_sessions, end_user_sessions))
         .routes(routes!(list_companies))
         .routes(routes!(list_profiles, create_profile))
         .routes(routes!(show_profile, update_profile))
+}
+
+/// A user's live sessions, most recently used first (`current` is always false here).
+#[utoipa::path(
+    get,
+    path = "/admin-user/identities/users/{id}/sessions",
+    tag = "team",
+    summary = "List a user's sessions",
+    params(("id" = i64, Path, description = "The user's id")),
+    responses(
+        (status = 200, description = "The user's sessions", body = SessionList),
+        MalformedRequest, AreaErrors, NotFound, Unavailable
+    ),
+    security(("admin_session" = []))
+)]
+async fn list_user_sessions(
+    admin: AdminCtx,
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> Result<Json<SessionList>, ApiError> {
+    if !user::user_exists(&state.db, id).await? {
+        return Err(ApiError::NotFound);
+    }
+    let sessions = state.sessions.sessions(&USER, id, None).await?;
+    tracing::info!(
+        admin_id = admin.admin.id,
+        user_id = id,
+        "admin listed a user's sessions"
+    );
+    Ok(Json(SessionList {
+        sessions: sessions.into_iter().map(SessionView::from).collect(),
+    }))
+}
+
+/// Ends every session of a user (a lost laptop, a compromised account).
+#[utoipa::path(
+    delete,
+    path = "/admin-user/identities/users/{id}/sessions",
+    tag = "team",
+    summary = "End every session of a user",
+    params(("id" = i64, Path, description = "The user's id")),
+    responses(
+        (status = 204, description = "The user's sessions ended"),
+        MalformedRequest, UnsafeAreaErrors, NotFound, Unavailable
+    ),
+    security(("admin_session" = [], "csrf_token" = []))
+)]
+async fn end_user_sessions(
+    admin: AdminCtx,
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> Result<StatusCode, ApiError> {
+    if !user::user_exists(&state.db, id).await? {
+        return Err(ApiError::NotFound);
+    }
+    let ended = state.sessions.end_sessions(&USER, id, None).await?;
+    tracing::warn!(
+        admin_id = admin.admin.id,
+        user_id = id,
+        ended,
+        "admin ended every session of a user"
+    );
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

@@ -21,6 +21,7 @@ mod process;
 mod properties;
 mod requests;
 mod session_lifecycle;
+mod session_management;
 mod shapes;
 mod timing;
 mod tokens;

@@ -6,14 +6,26 @@ use serde_json::Value;
 use crate::backend_tests;
 use crate::helpers::*;
 
-/// Every route of CONTRACT §5 and the session routes of specification §4.1.
+/// Every route of CONTRACT §5, §9 and §10 and the session routes of specification §4.1.
 const ROUTES: &[(&str, &str)] = &[
     ("post", "/identities/sessions"),
+    ("get", "/identities/sessions"),
+    ("delete", "/identities/sessions"),
+    ("get", "/identities/sessions/current"),
     ("patch", "/identities/sessions/current"),
     ("delete", "/identities/sessions/current"),
+    ("delete", "/identities/sessions/{id}"),
+    ("patch", "/identities/password"),
     ("post", "/team/identities/admins/sessions"),
+    ("get", "/team/identities/admins/sessions"),
+    ("delete", "/team/identities/admins/sessions"),
+    ("get", "/team/identities/admins/sessions/current"),
     ("patch", "/team/identities/admins/sessions/current"),
     ("delete", "/team/identities/admins/sessions/current"),
+    ("delete", "/team/identities/admins/sessions/{id}"),
+    ("patch", "/team/identities/admins/password"),
+    ("get", "/admin-user/identities/users/{id}/sessions"),
+    ("delete", "/admin-user/identities/users/{id}/sessions"),
     ("post", "/identities/users"),
     ("get", "/identities/user/{id}"),
     ("patch", "/identities/user/{id}"),

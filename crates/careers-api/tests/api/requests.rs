@@ -11,7 +11,7 @@ backend_tests! {
         for path in [
             "/login", "/logout", "/refresh",
             "/identities/login", "/identities/logout", "/identities/refresh",
-            "/identities/sessions/login", "/team/identities/admins/login",
+            "/team/identities/admins/login",
             "/team/login", "/team/logout", "/team/refresh",
         ] {
             for method in [Method::GET, Method::POST] {
@@ -19,12 +19,22 @@ backend_tests! {
                 assert_error(response, StatusCode::NOT_FOUND, "not_found").await;
             }
         }
+        // `{base}/login` is only the address of a session named "login", which can be ended
+        // (DELETE, 404: there is none) and nothing else.
+        for base in ["/identities/sessions", "/team/identities/admins/sessions"] {
+            for method in [Method::GET, Method::POST] {
+                let response = app.request(method, &format!("{base}/login")).send().await.unwrap();
+                let allow = response.headers().get("allow").unwrap().to_str().unwrap().to_owned();
+                assert_eq!(allow, "DELETE");
+                assert_error(response, StatusCode::METHOD_NOT_ALLOWED, "method_not_allowed").await;
+            }
+        }
     }
 
     async fn a_wrong_method_is_405_with_allow(backend) {
         let app = TestApp::spawn(backend).await;
         let cases = [
-            (Method::GET, "/identities/sessions", "POST"),
+            (Method::PUT, "/identities/sessions", "POST"),
             (Method::POST, "/identities/sessions/current", "PATCH"),
             (Method::PUT, "/team/identities/admins/sessions/current", "DELETE"),
         ];

@@ -9,6 +9,7 @@ use crate::backend_tests;
 use crate::helpers::*;
 
 const CONTEXTS: [SessionContext; 2] = [USER, ADMIN];
+const NO_ADMIN_IDLE_TIMEOUT: (&str, &str) = ("SESSION_IDLE_TIMEOUT_ADMIN", "none");
 
 backend_tests! {
     async fn login_answers_201_with_the_contract_body(backend) {
@@ -139,7 +140,9 @@ backend_tests! {
     }
 
     async fn expired_access_token_must_refresh_and_refresh_accepts_it(backend) {
-        let app = TestApp::spawn(backend).await;
+        // Without an idle timeout, so that the admin context keeps the user's lifetimes
+        // (an admin unseen for 30 minutes is ended by default: session_management.rs).
+        let app = TestApp::spawn_with(backend, &[NO_ADMIN_IDLE_TIMEOUT]).await;
         for ctx in CONTEXTS {
             let (id, creds) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             app.clock.advance(3599);
@@ -154,7 +157,9 @@ backend_tests! {
     }
 
     async fn logout_accepts_an_expired_access_token(backend) {
-        let app = TestApp::spawn(backend).await;
+        // Without an idle timeout, so that the admin context keeps the user's lifetimes
+        // (an admin unseen for 30 minutes is ended by default: session_management.rs).
+        let app = TestApp::spawn_with(backend, &[NO_ADMIN_IDLE_TIMEOUT]).await;
         for ctx in CONTEXTS {
             let (_, creds) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             app.clock.advance(2 * 3600);
@@ -164,7 +169,9 @@ backend_tests! {
     }
 
     async fn after_seven_days_the_session_has_ended_everywhere(backend) {
-        let app = TestApp::spawn(backend).await;
+        // Without an idle timeout, so that the admin context keeps the user's lifetimes
+        // (an admin unseen for 30 minutes is ended by default: session_management.rs).
+        let app = TestApp::spawn_with(backend, &[NO_ADMIN_IDLE_TIMEOUT]).await;
         for ctx in CONTEXTS {
             let (id, creds) = app.session(&ctx, &format!("{}@example.com", ctx.name)).await;
             // Keep refreshing: the session's end never moves.

@@ -9,8 +9,8 @@ use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex, MutexGuard, RwLock};
 
 use super::{
-    Counter, Ending, LiveAccess, Rotation, SessionKey, SessionRecord, StoreError, TokenStore,
-    decide_ending, decide_rotation,
+    Counter, Ending, ListedSession, LiveAccess, Rotation, SessionKey, SessionLimits, SessionMeta,
+    SessionRecord, StoreError, TokenStore, decide_ending, decide_rotation, idle_out,
 };
 use crate::SessionId;
 
@@ -18,9 +18,15 @@ const SHARDS: usize = 64;
 
 type Slot = (i64, u128);
 
+/// One session: what requests read, and what only listings read.
+struct Entry {
+    record: SessionRecord,
+    meta: SessionMeta,
+}
+
 #[derive(Default)]
 struct Shard {
-    records: BTreeMap<Slot, SessionRecord>,
+    records: BTreeMap<Slot, Entry>,
 }
 
 fn slot(key: &SessionKey) -> Slot {
@@ -35,11 +41,11 @@ impl Shard {
     /// The record of `key` while it lives; an expired one is dropped on the way.
     fn live(&mut self, key: &SessionKey, now: i64) -> Option<&mut SessionRecord> {
         let slot = slot(key);
-        if self.records.get(&slot)?.expires_at <= now {
+        if self.records.get(&slot)?.record.expires_at <= now {
             self.records.remove(&slot);
             return None;
         }
-        self.records.get_mut(&slot)
+        self.records.get_mut(&slot).map(|entry| &mut entry.record)
     }
 
     /// Drops `subject`'s ended sessions, then its least recently used ones until fewer than
@@ -47,7 +53,7 @@ impl Shard {
     fn make_room(&mut self, subject: i64, limit: usize, now: i64) -> usize {
         let mut sessions: Vec<(i64, i64, Slot)> = Vec::new();
         let mut ended: Vec<Slot> = Vec::new();
-        for (slot, r) in self.records.range(identity(subject)) {
+        for (slot, Entry { record: r, .. }) in self.records.range(identity(subject)) {
             if r.expires_at > now {
                 sessions.push((r.last_seen_at, r.created_at, *slot));
             } else {
@@ -137,7 +143,7 @@ impl MemoryStore {
             for shard in ns.shards.iter() {
                 let mut shard = shard.lock().unwrap_or_else(|p| p.into_inner());
                 let before = shard.records.len();
-                shard.records.retain(|_, r| r.expires_at > now);
+                shard.records.retain(|_, e| e.record.expires_at > now);
                 removed += before - shard.records.len();
             }
         }
@@ -164,14 +170,39 @@ impl TokenStore for MemoryStore {
         namespace: &str,
         key: &SessionKey,
         record: &SessionRecord,
+        meta: &SessionMeta,
         limit: usize,
         now: i64,
     ) -> Result<usize, StoreError> {
         let ns = self.namespace(namespace);
         let mut shard = ns.shard(key.subject);
         let evicted = shard.make_room(key.subject, limit, now);
-        shard.records.insert(slot(key), *record);
+        let entry = Entry {
+            record: *record,
+            meta: meta.clone(),
+        };
+        shard.records.insert(slot(key), entry);
         Ok(evicted)
+    }
+
+    async fn list(
+        &self,
+        namespace: &str,
+        subject: i64,
+        now: i64,
+    ) -> Result<Vec<ListedSession>, StoreError> {
+        let ns = self.namespace(namespace);
+        let shard = ns.shard(subject);
+        Ok(shard
+            .records
+            .range(identity(subject))
+            .filter(|(_, e)| e.record.expires_at > now)
+            .map(|(&(_, ruid), e)| ListedSession {
+                ruid: SessionId(ruid.to_le_bytes()),
+                record: e.record,
+                meta: e.meta.clone(),
+            })
+            .collect())
     }
 
     async fn get(
@@ -211,14 +242,18 @@ impl TokenStore for MemoryStore {
         presented: &SessionId,
         new_uid: &SessionId,
         now: i64,
-        grace_seconds: i64,
+        limits: SessionLimits,
     ) -> Result<Rotation, StoreError> {
         let ns = self.namespace(namespace);
         let mut shard = ns.shard(key.subject);
         let Some(record) = shard.live(key, now) else {
             return Ok(Rotation::Missing);
         };
-        let outcome = decide_rotation(record, presented, new_uid, now, grace_seconds);
+        if idle_out(record.last_seen_at, now, limits.idle_seconds) {
+            shard.records.remove(&slot(key));
+            return Ok(Rotation::Missing);
+        }
+        let outcome = decide_rotation(record, presented, new_uid, now, limits.grace_seconds);
         if outcome == Rotation::Superseded {
             shard.records.remove(&slot(key));
         }
@@ -231,17 +266,17 @@ impl TokenStore for MemoryStore {
         key: &SessionKey,
         presented: &SessionId,
         now: i64,
-        grace_seconds: i64,
+        limits: SessionLimits,
     ) -> Result<Ending, StoreError> {
         let ns = self.namespace(namespace);
         let mut shard = ns.shard(key.subject);
-        let Some(record) = shard.records.remove(&slot(key)) else {
+        let Some(Entry { record, .. }) = shard.records.remove(&slot(key)) else {
             return Ok(Ending::Missing);
         };
-        if record.expires_at <= now {
+        if record.expires_at <= now || idle_out(record.last_seen_at, now, limits.idle_seconds) {
             return Ok(Ending::Missing);
         }
-        Ok(decide_ending(&record, presented, now, grace_seconds))
+        Ok(decide_ending(&record, presented, now, limits.grace_seconds))
     }
 
     async fn revoke(&self, namespace: &str, key: &SessionKey) -> Result<bool, StoreError> {
@@ -250,13 +285,20 @@ impl TokenStore for MemoryStore {
         Ok(shard.records.remove(&slot(key)).is_some())
     }
 
-    async fn revoke_all(&self, namespace: &str, subject: i64) -> Result<usize, StoreError> {
+    async fn revoke_all(
+        &self,
+        namespace: &str,
+        subject: i64,
+        keep: Option<&SessionId>,
+    ) -> Result<usize, StoreError> {
         let ns = self.namespace(namespace);
         let mut shard = ns.shard(subject);
+        let kept = keep.map(SessionId::as_u128);
         let slots: Vec<Slot> = shard
             .records
             .range(identity(subject))
             .map(|(slot, _)| *slot)
+            .filter(|(_, ruid)| Some(*ruid) != kept)
             .collect();
         for slot in &slots {
             shard.records.remove(slot);

@@ -14,6 +14,7 @@ pub use memory::MemoryStore;
 pub use redis::{RedisStore, RedisStoreConfig};
 
 use std::future::Future;
+use std::net::IpAddr;
 
 use crate::SessionId;
 
@@ -44,6 +45,34 @@ pub struct SessionRecord {
     /// `touch_seconds` stale: the per-identity cap ends the least recently used session.
     pub last_seen_at: i64,
     pub expires_at: i64,
+}
+
+/// What a session's owner sees of it besides its times (CONTRACT §9). Written at login, read
+/// only by listings: the per-request path never touches it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct SessionMeta {
+    /// The client address of the login (the one the throttles count), when known.
+    pub ip: Option<IpAddr>,
+    /// The login's `User-Agent`, at most [`USER_AGENT_BYTES`] bytes.
+    pub user_agent: String,
+}
+
+/// How much of a `User-Agent` a session keeps.
+pub const USER_AGENT_BYTES: usize = 256;
+
+/// One live session of an identity, as a listing returns it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ListedSession {
+    pub ruid: SessionId,
+    pub record: SessionRecord,
+    pub meta: SessionMeta,
+}
+
+impl ListedSession {
+    /// The session's public handle (see [`SessionId::public_handle`]).
+    pub fn id(&self) -> SessionId {
+        self.ruid.public_handle()
+    }
 }
 
 /// What every authenticated request reads of its session. [`TokenStore::access`] reads just
@@ -117,9 +146,18 @@ pub trait TokenStore: Send + Sync {
         namespace: &str,
         key: &SessionKey,
         record: &SessionRecord,
+        meta: &SessionMeta,
         limit: usize,
         now: i64,
     ) -> impl Future<Output = Result<usize, StoreError>> + Send;
+
+    /// The identity's live sessions through its index (no scan), in no particular order.
+    fn list(
+        &self,
+        namespace: &str,
+        subject: i64,
+        now: i64,
+    ) -> impl Future<Output = Result<Vec<ListedSession>, StoreError>> + Send;
 
     /// The live record, or `None` when it does not exist or has reached its end.
     fn get(
@@ -146,6 +184,8 @@ pub trait TokenStore: Send + Sync {
         now: i64,
     ) -> impl Future<Output = Result<(), StoreError>> + Send;
 
+    /// Refresh's compare-and-swap. A session idle for `idle_seconds` or more (0: no idle
+    /// limit) is ended and reported `Missing`.
     fn rotate(
         &self,
         namespace: &str,
@@ -153,16 +193,18 @@ pub trait TokenStore: Send + Sync {
         presented: &SessionId,
         new_uid: &SessionId,
         now: i64,
-        grace_seconds: i64,
+        limits: SessionLimits,
     ) -> impl Future<Output = Result<Rotation, StoreError>> + Send;
 
+    /// Logout's compare-and-delete; an idle session is deleted and reported `Missing`, as
+    /// [`rotate`](Self::rotate) does.
     fn end(
         &self,
         namespace: &str,
         key: &SessionKey,
         presented: &SessionId,
         now: i64,
-        grace_seconds: i64,
+        limits: SessionLimits,
     ) -> impl Future<Output = Result<Ending, StoreError>> + Send;
 
     /// Ends one session whatever its access UID; whether it existed.
@@ -172,11 +214,13 @@ pub trait TokenStore: Send + Sync {
         key: &SessionKey,
     ) -> impl Future<Output = Result<bool, StoreError>> + Send;
 
-    /// Ends every session of one identity; returns how many there were.
+    /// Ends every session of one identity but `keep` (a refresh UID), if given; returns how
+    /// many it ended.
     fn revoke_all(
         &self,
         namespace: &str,
         subject: i64,
+        keep: Option<&SessionId>,
     ) -> impl Future<Output = Result<usize, StoreError>> + Send;
 
     /// Ends every session of one namespace; returns how many records were removed.
@@ -197,7 +241,22 @@ pub trait TokenStore: Send + Sync {
     fn refund(&self, key: &str, now: i64) -> impl Future<Output = Result<(), StoreError>> + Send;
 }
 
-/// The rules of a refresh, shared by every store that evaluates them in Rust.
+/// The time limits a refresh or a logout applies besides the session's end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionLimits {
+    /// A token superseded less than this long ago replays the refresh that superseded it.
+    pub grace_seconds: i64,
+    /// A session unseen for this long ends instead of rotating (0: no idle limit).
+    pub idle_seconds: i64,
+}
+
+/// Whether a session has been idle too long: unseen for `idle_seconds` (0: never).
+pub(crate) fn idle_out(last_seen_at: i64, now: i64, idle_seconds: i64) -> bool {
+    idle_seconds > 0 && now - last_seen_at >= idle_seconds
+}
+
+/// The rules of a refresh, shared by every store that evaluates them in Rust. The caller has
+/// already ended an idle session.
 pub(crate) fn decide_rotation(
     record: &mut SessionRecord,
     presented: &SessionId,
@@ -259,10 +318,20 @@ impl TokenStore for AnyStore {
         namespace: &str,
         key: &SessionKey,
         record: &SessionRecord,
+        meta: &SessionMeta,
         limit: usize,
         now: i64,
     ) -> Result<usize, StoreError> {
-        delegate!(self, s => s.insert(namespace, key, record, limit, now))
+        delegate!(self, s => s.insert(namespace, key, record, meta, limit, now))
+    }
+
+    async fn list(
+        &self,
+        namespace: &str,
+        subject: i64,
+        now: i64,
+    ) -> Result<Vec<ListedSession>, StoreError> {
+        delegate!(self, s => s.list(namespace, subject, now))
     }
 
     async fn get(
@@ -294,9 +363,9 @@ impl TokenStore for AnyStore {
         presented: &SessionId,
         new_uid: &SessionId,
         now: i64,
-        grace_seconds: i64,
+        limits: SessionLimits,
     ) -> Result<Rotation, StoreError> {
-        delegate!(self, s => s.rotate(namespace, key, presented, new_uid, now, grace_seconds))
+        delegate!(self, s => s.rotate(namespace, key, presented, new_uid, now, limits))
     }
 
     async fn end(
@@ -305,17 +374,22 @@ impl TokenStore for AnyStore {
         key: &SessionKey,
         presented: &SessionId,
         now: i64,
-        grace_seconds: i64,
+        limits: SessionLimits,
     ) -> Result<Ending, StoreError> {
-        delegate!(self, s => s.end(namespace, key, presented, now, grace_seconds))
+        delegate!(self, s => s.end(namespace, key, presented, now, limits))
     }
 
     async fn revoke(&self, namespace: &str, key: &SessionKey) -> Result<bool, StoreError> {
         delegate!(self, s => s.revoke(namespace, key))
     }
 
-    async fn revoke_all(&self, namespace: &str, subject: i64) -> Result<usize, StoreError> {
-        delegate!(self, s => s.revoke_all(namespace, subject))
+    async fn revoke_all(
+        &self,
+        namespace: &str,
+        subject: i64,
+        keep: Option<&SessionId>,
+    ) -> Result<usize, StoreError> {
+        delegate!(self, s => s.revoke_all(namespace, subject, keep))
     }
 
     async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {

@@ -17,7 +17,8 @@ use fred::types::scripts::Script;
 use futures::StreamExt;
 
 use super::{
-    Counter, Ending, LiveAccess, Rotation, SessionKey, SessionRecord, StoreError, TokenStore,
+    Counter, Ending, ListedSession, LiveAccess, Rotation, SessionKey, SessionLimits, SessionMeta,
+    SessionRecord, StoreError, TokenStore,
 };
 use crate::SessionId;
 
@@ -26,7 +27,11 @@ const FIELDS: [&str; 8] = ["s", "u", "i", "p", "r", "c", "l", "e"];
 /// last seen, end.
 const ACCESS_FIELDS: [&str; 5] = ["s", "u", "i", "l", "e"];
 
-// KEYS: record, index. ARGV: the eight fields, TTL, member, limit, now, record key prefix.
+/// A listing reads these after the record's: client address, `User-Agent`.
+const META_FIELDS: [&str; 2] = ["a", "g"];
+
+// KEYS: record, index. ARGV: the eight fields, TTL, member, limit, now, record key prefix,
+// then the two meta fields.
 // Drops index members whose record is gone, then the least recently used sessions while the
 // identity has `limit` or more; returns how many it ended that way.
 const INSERT: &str = r"
@@ -45,7 +50,7 @@ if limit > 0 then
     evicted = evicted + 1
   end
 end
-redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', ARGV[4], 'r', ARGV[5], 'c', ARGV[6], 'l', ARGV[7], 'e', ARGV[8])
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', ARGV[4], 'r', ARGV[5], 'c', ARGV[6], 'l', ARGV[7], 'e', ARGV[8], 'a', ARGV[14], 'g', ARGV[15])
 redis.call('EXPIRE', KEYS[1], ARGV[9])
 redis.call('ZADD', idx, ARGV[12], ARGV[10])
 if redis.call('TTL', idx) < tonumber(ARGV[9]) then redis.call('EXPIRE', idx, ARGV[9]) end
@@ -60,14 +65,16 @@ redis.call('ZADD', KEYS[2], 'XX', ARGV[1], ARGV[2])
 return 1
 ";
 
-// KEYS: record, index. ARGV: presented, new, now, grace, member.
-// Returns {1, record...} rotated, {2, record...} replayed, {3} superseded (deleted), {0} missing.
+// KEYS: record, index. ARGV: presented, new, now, grace, member, idle (0: none).
+// Returns {1, record...} rotated, {2, record...} replayed, {3} superseded (deleted), {0} missing
+// (an expired or idle session is deleted on the way).
 const ROTATE: &str = r"
 local k = KEYS[1]
-local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e')
+local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e', 'l')
 if not f[1] then return {0} end
 local now = tonumber(ARGV[3])
-if tonumber(f[4]) <= now then
+local idle = tonumber(ARGV[6])
+if tonumber(f[4]) <= now or (idle > 0 and now - tonumber(f[5]) >= idle) then
   redis.call('DEL', k)
   redis.call('ZREM', KEYS[2], ARGV[5])
   return {0}
@@ -89,16 +96,18 @@ redis.call('ZREM', KEYS[2], ARGV[5])
 return {3}
 ";
 
-// KEYS: record, index. ARGV: presented, now, grace, member.
-// Deletes the record whatever it holds; returns 1 ended, 2 superseded, 0 missing or expired.
+// KEYS: record, index. ARGV: presented, now, grace, member, idle (0: none).
+// Deletes the record whatever it holds; returns 1 ended, 2 superseded, 0 missing, expired or
+// idle.
 const END: &str = r"
 local k = KEYS[1]
-local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e')
+local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e', 'l')
 redis.call('ZREM', KEYS[2], ARGV[4])
 if not f[1] then return 0 end
 redis.call('DEL', k)
 local now = tonumber(ARGV[2])
-if tonumber(f[4]) <= now then return 0 end
+local idle = tonumber(ARGV[5])
+if tonumber(f[4]) <= now or (idle > 0 and now - tonumber(f[5]) >= idle) then return 0 end
 if f[1] == ARGV[1] or (f[2] == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[3])) then return 1 end
 return 2
 ";
@@ -109,14 +118,34 @@ redis.call('ZREM', KEYS[2], ARGV[1])
 return redis.call('DEL', KEYS[1])
 ";
 
-// KEYS: index. ARGV: record key prefix. Ends every session of the identity; returns how many.
+// KEYS: index. ARGV: record key prefix, the member to keep ('' for none). Ends every other
+// session of the identity; returns how many.
 const REVOKE_ALL: &str = r"
 local ended = 0
 for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  ended = ended + redis.call('DEL', ARGV[1] .. m)
+  if m ~= ARGV[2] then
+    ended = ended + redis.call('DEL', ARGV[1] .. m)
+    redis.call('ZREM', KEYS[1], m)
+  end
 end
-redis.call('DEL', KEYS[1])
 return ended
+";
+
+// KEYS: index. ARGV: record key prefix. The identity's sessions: for each member whose record
+// exists, the member then its fields in FIELDS and META_FIELDS order; members whose record
+// has expired leave the index on the way.
+const LIST: &str = r"
+local out = {}
+for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
+  local f = redis.call('HMGET', ARGV[1] .. m, 's', 'u', 'i', 'p', 'r', 'c', 'l', 'e', 'a', 'g')
+  if f[1] then
+    table.insert(out, m)
+    for i = 1, 10 do table.insert(out, f[i]) end
+  else
+    redis.call('ZREM', KEYS[1], m)
+  end
+end
+return out
 ";
 
 // Returns {count, seconds left}. The first event of a window sets its expiry; a counter that
@@ -157,6 +186,7 @@ pub struct RedisStore {
     end: Script,
     revoke: Script,
     revoke_all: Script,
+    list: Script,
     hit: Script,
     refund: Script,
 }
@@ -209,6 +239,7 @@ impl RedisStore {
             end: Script::from_lua(END),
             revoke: Script::from_lua(REVOKE),
             revoke_all: Script::from_lua(REVOKE_ALL),
+            list: Script::from_lua(LIST),
             hit: Script::from_lua(HIT),
             refund: Script::from_lua(REFUND),
         })
@@ -294,6 +325,23 @@ fn uid_of(value: &Value) -> Result<Option<SessionId>, StoreError> {
     }
 }
 
+/// Reads the two fields in `META_FIELDS` order (empty when absent).
+fn meta_of(fields: &[Value]) -> Result<SessionMeta, StoreError> {
+    let [a, g] = fields else {
+        return Err(StoreError::Corrupt);
+    };
+    let text = |value: &Value| {
+        value
+            .as_bytes()
+            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
+            .unwrap_or_default()
+    };
+    Ok(SessionMeta {
+        ip: text(a).parse().ok(),
+        user_agent: text(g),
+    })
+}
+
 /// Reads the eight fields in `FIELDS` order.
 fn record_of(fields: &[Value]) -> Result<SessionRecord, StoreError> {
     let [s, u, i, p, r, c, l, e] = fields else {
@@ -317,6 +365,7 @@ impl TokenStore for RedisStore {
         namespace: &str,
         key: &SessionKey,
         record: &SessionRecord,
+        meta: &SessionMeta,
         limit: usize,
         now: i64,
     ) -> Result<usize, StoreError> {
@@ -339,11 +388,47 @@ impl TokenStore for RedisStore {
             Value::from(limit as i64),
             Value::from(record.last_seen_at),
             Value::from(format!("{index}:")),
+            Value::from(meta.ip.map(|ip| ip.to_string()).unwrap_or_default()),
+            Value::from(meta.user_agent.as_str()),
         ];
         let evicted: i64 = self
             .run(&self.insert, vec![record_key, index], args)
             .await?;
         Ok(evicted.max(0) as usize)
+    }
+
+    async fn list(
+        &self,
+        namespace: &str,
+        subject: i64,
+        now: i64,
+    ) -> Result<Vec<ListedSession>, StoreError> {
+        let index = self.index_key(namespace, subject);
+        let prefix = Value::from(format!("{index}:"));
+        let reply: Vec<Value> = self.run(&self.list, vec![index], vec![prefix]).await?;
+        let width = 1 + FIELDS.len() + META_FIELDS.len();
+        if !reply.len().is_multiple_of(width) {
+            return Err(StoreError::Corrupt);
+        }
+        let mut sessions = Vec::with_capacity(reply.len() / width);
+        for row in reply.chunks_exact(width) {
+            let (member, fields) = row.split_first().ok_or(StoreError::Corrupt)?;
+            let (fields, meta) = fields.split_at(FIELDS.len());
+            let record = record_of(fields)?;
+            if record.subject != subject || record.expires_at <= now {
+                continue;
+            }
+            let ruid = member
+                .as_str()
+                .and_then(|text| SessionId::parse(&text))
+                .ok_or(StoreError::Corrupt)?;
+            sessions.push(ListedSession {
+                ruid,
+                record,
+                meta: meta_of(meta)?,
+            });
+        }
+        Ok(sessions)
     }
 
     async fn get(
@@ -402,15 +487,16 @@ impl TokenStore for RedisStore {
         presented: &SessionId,
         new_uid: &SessionId,
         now: i64,
-        grace_seconds: i64,
+        limits: SessionLimits,
     ) -> Result<Rotation, StoreError> {
         let (record_key, index, member) = self.keys(namespace, key);
         let args = vec![
             uid_value(presented),
             uid_value(new_uid),
             Value::from(now),
-            Value::from(grace_seconds),
+            Value::from(limits.grace_seconds),
             Value::from(member),
+            Value::from(limits.idle_seconds),
         ];
         let reply: Vec<Value> = self
             .run(&self.rotate, vec![record_key, index], args)
@@ -432,14 +518,15 @@ impl TokenStore for RedisStore {
         key: &SessionKey,
         presented: &SessionId,
         now: i64,
-        grace_seconds: i64,
+        limits: SessionLimits,
     ) -> Result<Ending, StoreError> {
         let (record_key, index, member) = self.keys(namespace, key);
         let args = vec![
             uid_value(presented),
             Value::from(now),
-            Value::from(grace_seconds),
+            Value::from(limits.grace_seconds),
             Value::from(member),
+            Value::from(limits.idle_seconds),
         ];
         let code: i64 = self.run(&self.end, vec![record_key, index], args).await?;
         Ok(match code {
@@ -461,11 +548,17 @@ impl TokenStore for RedisStore {
         Ok(removed > 0)
     }
 
-    async fn revoke_all(&self, namespace: &str, subject: i64) -> Result<usize, StoreError> {
+    async fn revoke_all(
+        &self,
+        namespace: &str,
+        subject: i64,
+        keep: Option<&SessionId>,
+    ) -> Result<usize, StoreError> {
         let index = self.index_key(namespace, subject);
         let prefix = Value::from(format!("{index}:"));
+        let keep = Value::from(keep.map(SessionId::to_string).unwrap_or_default());
         let ended: i64 = self
-            .run(&self.revoke_all, vec![index], vec![prefix])
+            .run(&self.revoke_all, vec![index], vec![prefix, keep])
             .await?;
         Ok(ended.max(0) as usize)
     }

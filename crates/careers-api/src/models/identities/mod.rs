@@ -1,6 +1,7 @@
 //! `Identities::*`: users (candidates, employers) and admins, two separate account stores.
 
 pub mod admin;
+pub mod session;
 pub mod user;
 
 use serde::Deserialize;
@@ -38,6 +39,25 @@ impl LoginForm {
     pub fn validate(&self) -> Result<(), ApiError> {
         let mut errors = Errors::of(self);
         errors.require("email", self.email.is_some());
+        errors.require("password", self.password.is_some());
+        errors.finish()
+    }
+}
+
+/// `PATCH /identities/password` and `PATCH /team/identities/admins/password`.
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct PasswordChangeForm {
+    #[garde(length(min = 1, max = 1024))]
+    pub current_password: Option<String>,
+    /// The new password: at least 12 characters.
+    #[garde(length(chars, min = 12, max = 1024))]
+    pub password: Option<String>,
+}
+
+impl PasswordChangeForm {
+    pub fn validate(&self) -> Result<(), ApiError> {
+        let mut errors = Errors::of(self);
+        errors.require("current_password", self.current_password.is_some());
         errors.require("password", self.password.is_some());
         errors.finish()
     }

@@ -171,6 +171,23 @@ pub async fn user_exists(db: &Db, id: i64) -> Result<bool, DataError> {
     Ok(db.fetch_optional::<i64>(SQL, &[id]).await?.is_some())
 }
 
+/// Replaces a user's password digest (password change).
+pub async fn set_user_password_digest(
+    db: &DatabaseConnection,
+    id: i64,
+    password_digest: String,
+) -> Result<(), DataError> {
+    user::ActiveModel {
+        id: Unchanged(id),
+        password_digest: Set(password_digest),
+        updated_at: Set(Utc::now()),
+        ..Default::default()
+    }
+    .update(db)
+    .await?;
+    Ok(())
+}
+
 pub struct NewUser {
     pub email: String,
     pub password_digest: String,
