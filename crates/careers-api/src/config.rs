@@ -3,7 +3,7 @@
 use std::fmt;
 use std::net::SocketAddr;
 
-use sessions::SigningSecret;
+use sessions::{SigningKey, SigningSecret};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AppEnv {
@@ -70,7 +70,9 @@ pub struct Config {
     pub database_schema: Option<String>,
     pub redis_url: Option<Redacted>,
     pub redis_key_prefix: String,
-    pub signing_secret: SigningSecret,
+    /// The token keys (CONTRACT §12): `JWT_SIGNING_KEYS` in order (the first signs), then
+    /// `JWT_SIGNING_SECRET` as the key of tokens without `kid`; at least one.
+    pub signing_keys: Vec<SigningKey>,
     /// True when no secret was configured and a random one was made (development only).
     pub signing_secret_generated: bool,
     pub cookie_domain: Option<String>,
@@ -180,19 +182,29 @@ impl Config {
             ));
         }
 
-        let (signing_secret, signing_secret_generated) = match get("JWT_SIGNING_SECRET") {
-            Some(secret) => match SigningSecret::new(secret.into_bytes()) {
-                Ok(secret) => (secret, false),
+        let mut signing_keys = match get("JWT_SIGNING_KEYS") {
+            Some(list) => signing_key_list(&list)?,
+            None => Vec::new(),
+        };
+        if let Some(secret) = get("JWT_SIGNING_SECRET") {
+            match SigningSecret::new(secret.into_bytes()) {
+                Ok(secret) => signing_keys.push(SigningKey { kid: None, secret }),
                 Err(message) => return fail(message),
-            },
-            None if env.is_development() => (SigningSecret::random(), true),
-            None => {
+            }
+        }
+        let signing_secret_generated = signing_keys.is_empty();
+        if signing_secret_generated {
+            if !env.is_development() {
                 return fail(format!(
-                    "APP_ENV={} requires JWT_SIGNING_SECRET (at least 32 bytes)",
+                    "APP_ENV={} requires JWT_SIGNING_KEYS or JWT_SIGNING_SECRET (at least 32 bytes)",
                     env.name()
                 ));
             }
-        };
+            signing_keys.push(SigningKey {
+                kid: None,
+                secret: SigningSecret::random(),
+            });
+        }
 
         let cookie_domain = get("COOKIE_DOMAIN");
         if env.needs_cookie_domain() {
@@ -287,7 +299,7 @@ impl Config {
             database_schema: get("DATABASE_SCHEMA"),
             redis_url: redis_url.map(Redacted),
             redis_key_prefix: get("REDIS_KEY_PREFIX").unwrap_or_else(|| "careers:".into()),
-            signing_secret,
+            signing_keys,
             signing_secret_generated,
             cookie_domain,
             cors_allowed_origins,
@@ -314,6 +326,40 @@ fn positive(
             )),
         },
     }
+}
+
+/// `JWT_SIGNING_KEYS`: comma-separated `kid:secret` pairs, `kid` of letters, digits, `.`, `_`
+/// and `-`, each once, each secret at least 32 bytes (it cannot hold a comma).
+fn signing_key_list(list: &str) -> Result<Vec<SigningKey>, ConfigError> {
+    let mut keys: Vec<SigningKey> = Vec::new();
+    for entry in list.split(',').map(str::trim) {
+        let Some((kid, secret)) = entry.split_once(':') else {
+            return fail("JWT_SIGNING_KEYS must be comma-separated kid:secret pairs");
+        };
+        let valid_kid = !kid.is_empty()
+            && kid.len() <= 64
+            && kid
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'));
+        if !valid_kid {
+            return fail(format!(
+                "JWT_SIGNING_KEYS: a kid is 1 to 64 letters, digits, '.', '_' or '-', got {kid:?}"
+            ));
+        }
+        if keys.iter().any(|k| k.kid.as_deref() == Some(kid)) {
+            return fail(format!("JWT_SIGNING_KEYS lists the kid {kid:?} twice"));
+        }
+        let secret = SigningSecret::new(secret.as_bytes().to_vec()).map_err(|_| {
+            ConfigError(format!(
+                "JWT_SIGNING_KEYS: the secret of {kid:?} must be at least 32 bytes"
+            ))
+        })?;
+        keys.push(SigningKey {
+            kid: Some(kid.to_owned()),
+            secret,
+        });
+    }
+    Ok(keys)
 }
 
 /// A duration written `90s`, `30m` or `8h` in seconds, or `none` (0); `default` when unset.
@@ -537,6 +583,43 @@ mod tests {
         for bad in ["30", "0m", "-5m", "1d", "m", "5 m", "5µ", "ten minutes"] {
             let err = config(&[("SESSION_IDLE_TIMEOUT_ADMIN", bad)]).unwrap_err();
             assert!(err.0.contains("SESSION_IDLE_TIMEOUT_ADMIN"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn signing_keys_list_kids_in_order_then_the_one_key_form() {
+        let k2 = "k2:".to_string() + &"b".repeat(32);
+        let k1 = "k1:".to_string() + &"a".repeat(40);
+        let c = config(&[
+            ("APP_ENV", "test"),
+            ("JWT_SIGNING_KEYS", &format!("{k2}, {k1}")),
+        ])
+        .unwrap();
+        let kids: Vec<Option<&str>> = c.signing_keys.iter().map(|k| k.kid.as_deref()).collect();
+        assert_eq!(kids, [Some("k2"), Some("k1")]);
+        assert!(!c.signing_secret_generated);
+        let c = config(&[
+            ("APP_ENV", "test"),
+            ("JWT_SIGNING_KEYS", &k2),
+            ("JWT_SIGNING_SECRET", SECRET),
+        ])
+        .unwrap();
+        let kids: Vec<Option<&str>> = c.signing_keys.iter().map(|k| k.kid.as_deref()).collect();
+        assert_eq!(kids, [Some("k2"), None]);
+        let c = config(&[("APP_ENV", "test"), ("JWT_SIGNING_SECRET", SECRET)]).unwrap();
+        assert_eq!(c.signing_keys.len(), 1);
+        let long = "a".repeat(32);
+        for bad in [
+            format!("k1{long}"),
+            format!(":{long}"),
+            format!("k 1:{long}"),
+            "k1:short".to_string(),
+            format!("k1:{long},k1:{long}"),
+            format!("k1:{long},"),
+        ] {
+            let err = config(&[("APP_ENV", "test"), ("JWT_SIGNING_KEYS", &bad)]).unwrap_err();
+            assert!(err.0.contains("JWT_SIGNING_KEYS"), "{bad}: {err}");
+            assert!(!err.0.contains(&long), "no secret in the message: {err}");
         }
     }
 

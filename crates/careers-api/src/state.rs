@@ -56,7 +56,7 @@ impl AppState {
         clock: Arc<dyn Clock>,
     ) -> Self {
         let engine = SessionEngine::new(
-            TokenKeys::new(&config.signing_secret),
+            TokenKeys::with_keys(&config.signing_keys),
             store,
             clock,
             cookie_policy(&config),

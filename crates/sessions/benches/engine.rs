@@ -99,6 +99,7 @@ fn claims() -> AccessClaims {
         ruid: SessionId::random(),
         iat: NOW,
         exp: NOW + 3600,
+        key: TokenKeys::SIGNING,
     }
 }
 
@@ -122,18 +123,18 @@ fn tokens(c: &mut Criterion) {
     group.finish();
 
     let uid = claims.uid;
-    let csrf = keys.csrf_for(&uid);
-    let wrong = keys.csrf_for(&SessionId::random());
-    assert!(keys.csrf_matches(&uid, csrf.as_bytes()));
-    assert!(!keys.csrf_matches(&uid, wrong.as_bytes()));
+    let csrf = keys.csrf_for(0, &uid);
+    let wrong = keys.csrf_for(0, &SessionId::random());
+    assert!(keys.csrf_matches(0, &uid, csrf.as_bytes()));
+    assert!(!keys.csrf_matches(0, &uid, wrong.as_bytes()));
 
     let mut group = c.benchmark_group("csrf");
-    group.bench_function("csrf_for", |b| b.iter(|| keys.csrf_for(black_box(&uid))));
+    group.bench_function("csrf_for", |b| b.iter(|| keys.csrf_for(0, black_box(&uid))));
     group.bench_function("matches_match", |b| {
-        b.iter(|| keys.csrf_matches(black_box(&uid), black_box(csrf.as_bytes())))
+        b.iter(|| keys.csrf_matches(0, black_box(&uid), black_box(csrf.as_bytes())))
     });
     group.bench_function("matches_mismatch", |b| {
-        b.iter(|| keys.csrf_matches(black_box(&uid), black_box(wrong.as_bytes())))
+        b.iter(|| keys.csrf_matches(0, black_box(&uid), black_box(wrong.as_bytes())))
     });
     group.finish();
 }
@@ -148,7 +149,7 @@ fn cookies(c: &mut Criterion) {
     let keys = TokenKeys::new(&SigningSecret::random());
     let claims = claims();
     let token = keys.sign(&USER, &claims);
-    let csrf = keys.csrf_for(&claims.uid);
+    let csrf = keys.csrf_for(0, &claims.uid);
     let host = Some("api.example.com");
     let issued = policy.issue(&USER, host, &token, &csrf, NOW + LIFE);
     for cookie in &issued {

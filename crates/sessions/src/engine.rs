@@ -534,9 +534,10 @@ impl SessionEngine {
         claims: &AccessClaims,
     ) -> Result<(), SessionError> {
         let same_site = self.origins.permits(headers);
-        let token_ok = headers
-            .get(CSRF_HEADER)
-            .is_some_and(|v| self.keys.csrf_matches(&claims.uid, v.as_bytes()));
+        let token_ok = headers.get(CSRF_HEADER).is_some_and(|v| {
+            self.keys
+                .csrf_matches(claims.key, &claims.uid, v.as_bytes())
+        });
         if same_site && token_ok {
             return Ok(());
         }
@@ -549,7 +550,8 @@ impl SessionEngine {
         Err(SessionError::CsrfFailed)
     }
 
-    /// The access token and CSRF of a record's current access UID. Re-issuing from the same
+    /// The access token and CSRF of a record's current access UID, both with the signing key: a
+    /// session signed with an older key moves to the current one here. Re-issuing from the same
     /// record gives byte-identical values, which the grace-window replay relies on.
     fn issue(
         &self,
@@ -563,11 +565,12 @@ impl SessionEngine {
             ruid: *ruid,
             iat: record.access_iat,
             exp: record.access_iat + self.policy.access_seconds,
+            key: TokenKeys::SIGNING,
         };
         IssuedAccess {
             subject: record.subject,
             access_token: self.keys.sign(context, &claims),
-            csrf: self.keys.csrf_for(&record.access_uid),
+            csrf: self.keys.csrf_for(TokenKeys::SIGNING, &record.access_uid),
             access_expires_at: claims.exp,
             session_expires_at: record.expires_at,
         }

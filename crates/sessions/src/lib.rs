@@ -34,4 +34,4 @@ pub use store::{
     AnyStore, Counter, ListedSession, LiveAccess, SessionKey, SessionLimits, SessionMeta,
     SessionRecord, StoreError, TokenStore,
 };
-pub use token::{AccessClaims, SigningSecret, TokenKeys};
+pub use token::{AccessClaims, SigningKey, SigningSecret, TokenKeys};

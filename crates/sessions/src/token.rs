@@ -40,6 +40,14 @@ impl fmt::Debug for SigningSecret {
     }
 }
 
+/// One signing key of `JWT_SIGNING_KEYS` (CONTRACT §12): its `kid`, or none for the one-key
+/// form `JWT_SIGNING_SECRET`, whose tokens carry no `kid`.
+#[derive(Debug, Clone)]
+pub struct SigningKey {
+    pub kid: Option<String>,
+    pub secret: SigningSecret,
+}
+
 /// The claims of an access token. `subject` is written under the context's payload key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct AccessClaims {
@@ -48,6 +56,10 @@ pub struct AccessClaims {
     pub ruid: SessionId,
     pub iat: i64,
     pub exp: i64,
+    /// Which of the service's keys signed the token ([`TokenKeys::SIGNING`] for the current
+    /// one); its CSRF token is derived with the same key. Not a claim on the wire: the `kid`
+    /// of the token's header names it.
+    pub key: usize,
 }
 
 impl AccessClaims {
@@ -140,8 +152,14 @@ pub enum TokenRejection {
     Invalid,
 }
 
-/// Signing and verification keys plus the CSRF key derived from the same secret.
+/// The keys of the service: the first signs, every one verifies (CONTRACT §12).
 pub struct TokenKeys {
+    keys: Vec<Key>,
+}
+
+/// One key: signing and verification with its secret, and the CSRF key derived from it.
+struct Key {
+    kid: Option<String>,
     encoding: EncodingKey,
     /// HMAC-SHA256 keyed with the secret once; each verification clones this state instead of
     /// deriving the key's inner and outer blocks again.
@@ -153,17 +171,19 @@ pub struct TokenKeys {
     csrf_key: [u8; 32],
 }
 
-impl TokenKeys {
-    pub fn new(secret: &SigningSecret) -> Self {
+impl Key {
+    fn new(kid: Option<String>, secret: &SigningSecret) -> Self {
         let csrf_key: [u8; 32] = Sha256::new()
             .chain_update(b"careers-api/csrf/v1\0")
             .chain_update(&secret.0)
             .finalize()
             .into();
-        let header = Header::new(Algorithm::HS256);
+        let mut header = Header::new(Algorithm::HS256);
+        header.kid = kid.clone();
         let header_segment = URL_SAFE_NO_PAD
             .encode(serde_json::to_vec(&header).expect("a JWT header serialises to JSON"));
         Self {
+            kid,
             encoding: EncodingKey::from_secret(&secret.0),
             mac: <Hmac<Sha256> as Mac>::new_from_slice(&secret.0)
                 .expect("HMAC accepts keys of any length"),
@@ -172,31 +192,68 @@ impl TokenKeys {
             csrf_key,
         }
     }
+}
 
-    /// Signs the claims. The same claims always give the same bytes (HS256 is deterministic).
+impl TokenKeys {
+    /// The index of the key that signs.
+    pub const SIGNING: usize = 0;
+
+    /// One key without `kid` (`JWT_SIGNING_SECRET` alone).
+    pub fn new(secret: &SigningSecret) -> Self {
+        Self {
+            keys: vec![Key::new(None, secret)],
+        }
+    }
+
+    /// Several keys (`JWT_SIGNING_KEYS`, then `JWT_SIGNING_SECRET` if set beside it): the first
+    /// signs; a token verifies with the key its header's `kid` names, a token without `kid`
+    /// with the key that has none.
+    ///
+    /// # Panics
+    /// With no key: configuration validates that there is one.
+    pub fn with_keys(keys: &[SigningKey]) -> Self {
+        assert!(!keys.is_empty(), "at least one signing key");
+        Self {
+            keys: keys
+                .iter()
+                .map(|k| Key::new(k.kid.clone(), &k.secret))
+                .collect(),
+        }
+    }
+
+    /// The `kid` of the signing key, if it has one.
+    pub fn signing_kid(&self) -> Option<&str> {
+        self.keys[Self::SIGNING].kid.as_deref()
+    }
+
+    /// Signs the claims with the signing key. The same claims always give the same bytes
+    /// (HS256 is deterministic).
     pub fn sign(&self, context: &SessionContext, claims: &AccessClaims) -> String {
+        let key = &self.keys[Self::SIGNING];
         let wire = WireOut {
             payload_key: context.payload_key,
             claims,
         };
         // Serialising integers and strings into JSON and HMAC-ing them cannot fail.
-        jsonwebtoken::encode(&self.header, &wire, &self.encoding)
+        jsonwebtoken::encode(&key.header, &wire, &key.encoding)
             .expect("HS256 signing of plain claims cannot fail")
     }
 
-    /// Verifies signature and algorithm (HS256 only) and reads the claims of `context`.
+    /// Verifies signature and algorithm (HS256 only) with the key the header's `kid` names
+    /// and reads the claims of `context`.
     ///
-    /// What `jsonwebtoken::decode` with HS256 alone and no claim validation accepts, tested
-    /// equal to it (expiry is the engine's, against its clock), done without its per-call
-    /// costs: the HMAC key is set up once, the header is only parsed when it is not the one
-    /// [`TokenKeys::sign`] writes, and the payload is decoded on the stack. This runs on every
-    /// authenticated request (docs/PERFORMANCE.md, session 4).
+    /// What `jsonwebtoken::decode` with HS256 alone, no claim validation and the key chosen by
+    /// `kid` accepts, tested equal to it (expiry is the engine's, against its clock), done
+    /// without its per-call costs: the HMAC keys are set up once, the header is only parsed
+    /// when it is not one that [`TokenKeys::sign`] writes, and the payload is decoded on the
+    /// stack. This runs on every authenticated request (docs/PERFORMANCE.md, fast-path
+    /// register).
     pub fn verify(
         &self,
         context: &SessionContext,
         token: &str,
     ) -> Result<AccessClaims, TokenRejection> {
-        let wire = self.verified_claims(token).ok_or(TokenRejection::Invalid)?;
+        let (key, wire) = self.verified_claims(token).ok_or(TokenRejection::Invalid)?;
         let subject = wire
             .subjects
             .iter()
@@ -209,11 +266,23 @@ impl TokenKeys {
             ruid: SessionId::parse(&wire.ruid).ok_or(TokenRejection::Invalid)?,
             iat: wire.iat,
             exp: wire.exp,
+            key,
         })
     }
 
-    /// The claims of a well-formed HS256 token signed with this key; `None` otherwise.
-    fn verified_claims(&self, token: &str) -> Option<WireIn> {
+    /// The key a header segment names: one the service writes itself, else by the parsed
+    /// header's `kid` (none: the key without one); `None` for another algorithm or an unknown
+    /// `kid`.
+    fn key_of(&self, header: &str) -> Option<usize> {
+        if let Some(index) = self.keys.iter().position(|k| k.header_segment == header) {
+            return Some(index);
+        }
+        let header = hs256_header(header)?;
+        self.keys.iter().position(|k| k.kid == header.kid)
+    }
+
+    /// The signing key's index and the claims of a well-formed HS256 token; `None` otherwise.
+    fn verified_claims(&self, token: &str) -> Option<(usize, WireIn)> {
         let mut segments = token.split('.');
         let (Some(header), Some(payload), Some(signature), None) = (
             segments.next(),
@@ -223,9 +292,7 @@ impl TokenKeys {
         ) else {
             return None;
         };
-        if header != self.header_segment && !header_is_hs256(header) {
-            return None;
-        }
+        let index = self.key_of(header)?;
         // Room for a few bytes more than a SHA-256 tag, so that a longer signature is decoded
         // and then refused by its length rather than by the decoder's size estimate.
         let mut tag = [0u8; 36];
@@ -233,7 +300,7 @@ impl TokenKeys {
             Ok(32) => &tag[..32],
             _ => return None,
         };
-        let mut mac = self.mac.clone();
+        let mut mac = self.keys[index].mac.clone();
         mac.update(&token.as_bytes()[..header.len() + 1 + payload.len()]);
         mac.verify_slice(tag).ok()?;
         // Access tokens are about 200 bytes of JSON; a larger one is decoded on the heap.
@@ -242,36 +309,37 @@ impl TokenKeys {
             Ok(len) => serde_json::from_slice(&buf[..len]),
             Err(_) => serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).ok()?),
         };
-        claims.ok()
+        Some((index, claims.ok()?))
     }
 
-    /// The CSRF token bound to an access token: HMAC-SHA256 of its UID.
-    pub fn csrf_for(&self, uid: &SessionId) -> String {
-        URL_SAFE_NO_PAD.encode(self.csrf_mac(uid))
+    /// The CSRF token bound to an access token: HMAC-SHA256 of its UID, keyed from the secret
+    /// of the key that signed the token (`key`, as in [`AccessClaims::key`]).
+    pub fn csrf_for(&self, key: usize, uid: &SessionId) -> String {
+        URL_SAFE_NO_PAD.encode(self.csrf_mac(key, uid))
     }
 
     /// Constant-time comparison of a presented CSRF token with the one bound to `uid`.
-    pub fn csrf_matches(&self, uid: &SessionId, presented: &[u8]) -> bool {
-        let expected = self.csrf_for(uid);
+    pub fn csrf_matches(&self, key: usize, uid: &SessionId, presented: &[u8]) -> bool {
+        let expected = self.csrf_for(key, uid);
         expected.as_bytes().ct_eq(presented).into()
     }
 
-    fn csrf_mac(&self, uid: &SessionId) -> [u8; 32] {
-        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.csrf_key)
+    fn csrf_mac(&self, key: usize, uid: &SessionId) -> [u8; 32] {
+        let mut mac = <Hmac<Sha256> as Mac>::new_from_slice(&self.keys[key].csrf_key)
             .expect("HMAC accepts keys of any length");
         mac.update(&uid.0);
         mac.finalize().into_bytes().into()
     }
 }
 
-/// Whether a header segment other than the one this service writes still names HS256, as
-/// `jsonwebtoken` judges it (its `Header`, whose `alg` must be HS256).
-fn header_is_hs256(segment: &str) -> bool {
+/// A header segment other than the ones this service writes, parsed as `jsonwebtoken` parses
+/// it (its `Header`), if it names HS256.
+fn hs256_header(segment: &str) -> Option<Header> {
     URL_SAFE_NO_PAD
         .decode(segment)
         .ok()
         .and_then(|json| serde_json::from_slice::<Header>(&json).ok())
-        .is_some_and(|header| header.alg == Algorithm::HS256)
+        .filter(|header| header.alg == Algorithm::HS256)
 }
 
 #[cfg(test)]
@@ -291,7 +359,31 @@ mod tests {
             ruid: SessionId::random(),
             iat: 1_700_000_000,
             exp: 1_700_003_600,
+            key: TokenKeys::SIGNING,
         }
+    }
+
+    fn secret(byte: u8) -> SigningSecret {
+        SigningSecret::new(vec![byte; 32]).unwrap()
+    }
+
+    /// `k2` signs, `k1` is the previous key, and the one-key form's secret stays for tokens
+    /// issued before the move to `kid`s.
+    fn rotated() -> TokenKeys {
+        TokenKeys::with_keys(&[
+            SigningKey {
+                kid: Some("k2".into()),
+                secret: secret(9),
+            },
+            SigningKey {
+                kid: Some("k1".into()),
+                secret: secret(7),
+            },
+            SigningKey {
+                kid: None,
+                secret: secret(8),
+            },
+        ])
     }
 
     #[test]
@@ -302,7 +394,10 @@ mod tests {
         assert_eq!(a, keys.sign(&USER, &c));
         assert_eq!(keys.verify(&USER, &a), Ok(c));
         // The tokens we sign take the verifier's fast path: no header parsing.
-        assert_eq!(a.split('.').next(), Some(keys.header_segment.as_str()));
+        assert_eq!(
+            a.split('.').next(),
+            Some(keys.keys[0].header_segment.as_str())
+        );
     }
 
     #[test]
@@ -321,19 +416,96 @@ mod tests {
     fn csrf_is_bound_to_the_access_uid() {
         let keys = keys();
         let (a, b) = (SessionId::random(), SessionId::random());
-        let csrf = keys.csrf_for(&a);
-        assert!(keys.csrf_matches(&a, csrf.as_bytes()));
-        assert!(!keys.csrf_matches(&b, csrf.as_bytes()));
-        assert!(!keys.csrf_matches(&a, b""));
+        let csrf = keys.csrf_for(0, &a);
+        assert!(keys.csrf_matches(0, &a, csrf.as_bytes()));
+        assert!(!keys.csrf_matches(0, &b, csrf.as_bytes()));
+        assert!(!keys.csrf_matches(0, &a, b""));
     }
 
-    /// What `jsonwebtoken::decode` accepted before [`TokenKeys::verify`] did the work itself.
-    fn library_accepts(secret: &[u8], token: &str) -> bool {
+    #[test]
+    fn the_first_key_signs_with_its_kid_and_every_listed_key_verifies() {
+        let keys = rotated();
+        let c = claims();
+        let token = keys.sign(&USER, &c);
+        let header = jsonwebtoken::decode_header(&token).unwrap();
+        assert_eq!(header.kid.as_deref(), Some("k2"));
+        assert_eq!(keys.signing_kid(), Some("k2"));
+        assert_eq!(keys.verify(&USER, &token), Ok(c));
+        // A token of the previous key (signed before the rotation) verifies, and says so.
+        let previous = TokenKeys::with_keys(&[SigningKey {
+            kid: Some("k1".into()),
+            secret: secret(7),
+        }]);
+        let old = previous.sign(&USER, &c);
+        assert_eq!(keys.verify(&USER, &old), Ok(AccessClaims { key: 1, ..c }));
+        // So does a token without `kid` of the one-key form kept beside the list.
+        let legacy = TokenKeys::new(&secret(8)).sign(&USER, &c);
+        assert_eq!(
+            keys.verify(&USER, &legacy),
+            Ok(AccessClaims { key: 2, ..c })
+        );
+        // An unlisted `kid`, a listed `kid` over another key's signature, and a token without
+        // `kid` when no key lacks one are all invalid.
+        let unlisted = TokenKeys::with_keys(&[SigningKey {
+            kid: Some("k0".into()),
+            secret: secret(7),
+        }]);
+        assert_eq!(
+            keys.verify(&USER, &unlisted.sign(&USER, &c)),
+            Err(TokenRejection::Invalid)
+        );
+        let forged = TokenKeys::with_keys(&[SigningKey {
+            kid: Some("k2".into()),
+            secret: secret(7),
+        }]);
+        assert_eq!(
+            keys.verify(&USER, &forged.sign(&USER, &c)),
+            Err(TokenRejection::Invalid)
+        );
+        let only_kids = TokenKeys::with_keys(&[SigningKey {
+            kid: Some("k1".into()),
+            secret: secret(7),
+        }]);
+        assert_eq!(
+            only_kids.verify(&USER, &TokenKeys::new(&secret(7)).sign(&USER, &c)),
+            Err(TokenRejection::Invalid)
+        );
+        // And the one-key form refuses any `kid`.
+        assert_eq!(
+            TokenKeys::new(&secret(7)).verify(&USER, &old),
+            Err(TokenRejection::Invalid)
+        );
+    }
+
+    #[test]
+    fn csrf_is_derived_with_the_key_that_signed_the_token() {
+        let keys = rotated();
+        let uid = SessionId::random();
+        // The one-key form's CSRF is the same as before keys had ids: live sessions keep theirs.
+        assert_eq!(
+            keys.csrf_for(2, &uid),
+            TokenKeys::new(&secret(8)).csrf_for(0, &uid)
+        );
+        assert_ne!(keys.csrf_for(0, &uid), keys.csrf_for(1, &uid));
+        assert!(keys.csrf_matches(1, &uid, keys.csrf_for(1, &uid).as_bytes()));
+        assert!(!keys.csrf_matches(0, &uid, keys.csrf_for(1, &uid).as_bytes()));
+    }
+
+    /// What `jsonwebtoken` accepts with the key chosen by the header's `kid` as its
+    /// documentation shows (`decode_header`, then `decode` with that key): the oracle of
+    /// [`TokenKeys::verify`]. `keys` are (kid, secret) pairs.
+    fn library_accepts(keys: &[(Option<&str>, &[u8])], token: &str) -> bool {
         let mut validation = jsonwebtoken::Validation::new(Algorithm::HS256);
         validation.validate_exp = false;
         validation.validate_nbf = false;
         validation.validate_aud = false;
         validation.required_spec_claims.clear();
+        let Ok(header) = jsonwebtoken::decode_header(token) else {
+            return false;
+        };
+        let Some((_, secret)) = keys.iter().find(|(kid, _)| *kid == header.kid.as_deref()) else {
+            return false;
+        };
         let key = jsonwebtoken::DecodingKey::from_secret(secret);
         jsonwebtoken::decode::<WireIn>(token, &key, &validation).is_ok()
     }
@@ -368,10 +540,32 @@ mod tests {
                 encode(Algorithm::HS256, None, None, &secret, &body),
                 true,
             ),
+            // The one-key form knows no `kid`; the rotated set below knows k1 (this secret), k2
+            // (another) and the kid-less key (a third).
             (
                 "a kid",
                 encode(Algorithm::HS256, Some("JWT"), Some("k1"), &secret, &body),
-                true,
+                false,
+            ),
+            (
+                "kid k2, its secret",
+                encode(Algorithm::HS256, Some("JWT"), Some("k2"), &[9u8; 32], &body),
+                false,
+            ),
+            (
+                "kid k2, k1's secret",
+                encode(Algorithm::HS256, Some("JWT"), Some("k2"), &secret, &body),
+                false,
+            ),
+            (
+                "no kid, the third secret",
+                encode(Algorithm::HS256, Some("JWT"), None, &[8u8; 32], &body),
+                false,
+            ),
+            (
+                "an unlisted kid",
+                encode(Algorithm::HS256, Some("JWT"), Some("k0"), &secret, &body),
+                false,
             ),
             (
                 "HS384",
@@ -450,8 +644,9 @@ mod tests {
                 }
             }
         }
+        let one_key: [(Option<&str>, &[u8]); 1] = [(None, &secret)];
         for (what, token, accepted) in &cases {
-            let library = library_accepts(&secret, token);
+            let library = library_accepts(&one_key, token);
             assert_eq!(
                 keys.verified_claims(token).is_some(),
                 library,
@@ -461,6 +656,35 @@ mod tests {
                 assert_eq!(library, *accepted, "{what}");
             }
         }
+        // The same cases against three keys chosen by `kid`.
+        let rotated_keys = rotated();
+        let three: [(Option<&str>, &[u8]); 3] = [
+            (Some("k2"), &[9u8; 32]),
+            (Some("k1"), &secret),
+            (None, &[8u8; 32]),
+        ];
+        let mut accepted_by_three = Vec::new();
+        for (what, token, _) in &cases {
+            let library = library_accepts(&three, token);
+            assert_eq!(
+                rotated_keys.verified_claims(token).is_some(),
+                library,
+                "three keys, {what}: {token}"
+            );
+            if library {
+                accepted_by_three.push(*what);
+            }
+        }
+        // k1's, k2's, and the third secret's kid-less tokens ("another secret" is that one).
+        assert_eq!(
+            accepted_by_three,
+            [
+                "a kid",
+                "kid k2, its secret",
+                "no kid, the third secret",
+                "another secret"
+            ]
+        );
     }
 
     /// `header.payload.signature` with a raw payload, signed with HS256.

@@ -15,6 +15,7 @@ mod forms;
 mod hardening;
 mod instances;
 mod isolation;
+mod key_rotation;
 mod openapi;
 mod performance_guards;
 mod process;
