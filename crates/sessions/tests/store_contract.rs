@@ -979,6 +979,18 @@ store_tests! {
             assert!(store.list(DEFAULT, 12_345, NOW).await.expect("list").is_empty());
         }
 
+        async fn a_user_agent_of_256_bytes_comes_back_whole(store) {
+            // 250 bytes then a two-byte character at every position a piece of 64 could cut.
+            let agent: String = "é".repeat(64) + &"x".repeat(128);
+            assert_eq!(agent.len(), 256);
+            let long = SessionMeta { ip: Some("192.0.2.44".parse().unwrap()), user_agent: agent };
+            let key = key_of(940);
+            store.insert(DEFAULT, &key, &new_record(940), &long, 0, NOW).await.expect("insert");
+            let listed = store.list(DEFAULT, 940, NOW).await.expect("list");
+            assert_eq!(listed.len(), 1);
+            assert_eq!(listed[0].meta, long);
+        }
+
         async fn rotate_ends_a_session_idle_for_the_limit(store) {
             let (key, record) = store.insert_seen(DEFAULT, 930, NOW).await;
             let limits = SessionLimits { grace_seconds: GRACE, idle_seconds: 600 };

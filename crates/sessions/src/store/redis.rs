@@ -27,11 +27,15 @@ const FIELDS: [&str; 8] = ["s", "u", "i", "p", "r", "c", "l", "e"];
 /// last seen, end.
 const ACCESS_FIELDS: [&str; 5] = ["s", "u", "i", "l", "e"];
 
-/// A listing reads these after the record's: client address, `User-Agent`.
-const META_FIELDS: [&str; 2] = ["a", "g"];
+/// A listing reads these after the record's: the client address, then the `User-Agent` in
+/// pieces of at most [`UA_PIECE`] bytes. Redis keeps a hash whose values are all at most 64
+/// bytes (`hash-max-listpack-value`) as one compact listpack; a single 100-byte value would
+/// turn the record into a hash table of about four times the memory.
+const META_FIELDS: [&str; 5] = ["a", "g1", "g2", "g3", "g4"];
+const UA_PIECE: usize = 64;
 
 // KEYS: record, index. ARGV: the eight fields, TTL, member, limit, now, record key prefix,
-// then the two meta fields.
+// then the meta fields: the address and four pieces of the User-Agent (empty ones are not set).
 // Drops index members whose record is gone, then the least recently used sessions while the
 // identity has `limit` or more; returns how many it ended that way.
 const INSERT: &str = r"
@@ -50,7 +54,10 @@ if limit > 0 then
     evicted = evicted + 1
   end
 end
-redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', ARGV[4], 'r', ARGV[5], 'c', ARGV[6], 'l', ARGV[7], 'e', ARGV[8], 'a', ARGV[14], 'g', ARGV[15])
+redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', ARGV[4], 'r', ARGV[5], 'c', ARGV[6], 'l', ARGV[7], 'e', ARGV[8], 'a', ARGV[14])
+for n = 1, 4 do
+  if ARGV[14 + n] ~= '' then redis.call('HSET', KEYS[1], 'g' .. n, ARGV[14 + n]) end
+end
 redis.call('EXPIRE', KEYS[1], ARGV[9])
 redis.call('ZADD', idx, ARGV[12], ARGV[10])
 if redis.call('TTL', idx) < tonumber(ARGV[9]) then redis.call('EXPIRE', idx, ARGV[9]) end
@@ -137,10 +144,10 @@ return ended
 const LIST: &str = r"
 local out = {}
 for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local f = redis.call('HMGET', ARGV[1] .. m, 's', 'u', 'i', 'p', 'r', 'c', 'l', 'e', 'a', 'g')
+  local f = redis.call('HMGET', ARGV[1] .. m, 's', 'u', 'i', 'p', 'r', 'c', 'l', 'e', 'a', 'g1', 'g2', 'g3', 'g4')
   if f[1] then
     table.insert(out, m)
-    for i = 1, 10 do table.insert(out, f[i]) end
+    for i = 1, 13 do table.insert(out, f[i]) end
   else
     redis.call('ZREM', KEYS[1], m)
   end
@@ -325,20 +332,21 @@ fn uid_of(value: &Value) -> Result<Option<SessionId>, StoreError> {
     }
 }
 
-/// Reads the two fields in `META_FIELDS` order (empty when absent).
+/// Reads the fields in `META_FIELDS` order (empty when absent).
 fn meta_of(fields: &[Value]) -> Result<SessionMeta, StoreError> {
-    let [a, g] = fields else {
+    let [a, pieces @ ..] = fields else {
         return Err(StoreError::Corrupt);
     };
-    let text = |value: &Value| {
-        value
-            .as_bytes()
-            .map(|bytes| String::from_utf8_lossy(bytes).into_owned())
-            .unwrap_or_default()
-    };
+    let mut agent = Vec::new();
+    for piece in pieces {
+        agent.extend_from_slice(piece.as_bytes().unwrap_or_default());
+    }
+    let address = a.as_bytes().unwrap_or_default();
     Ok(SessionMeta {
-        ip: text(a).parse().ok(),
-        user_agent: text(g),
+        ip: std::str::from_utf8(address)
+            .ok()
+            .and_then(|text| text.parse().ok()),
+        user_agent: String::from_utf8_lossy(&agent).into_owned(),
     })
 }
 
@@ -371,7 +379,7 @@ impl TokenStore for RedisStore {
     ) -> Result<usize, StoreError> {
         let ttl = (record.expires_at - now).max(1);
         let (record_key, index, member) = self.keys(namespace, key);
-        let args = vec![
+        let mut args = vec![
             Value::from(record.subject),
             uid_value(&record.access_uid),
             Value::from(record.access_iat),
@@ -389,8 +397,13 @@ impl TokenStore for RedisStore {
             Value::from(record.last_seen_at),
             Value::from(format!("{index}:")),
             Value::from(meta.ip.map(|ip| ip.to_string()).unwrap_or_default()),
-            Value::from(meta.user_agent.as_str()),
         ];
+        let agent = meta.user_agent.as_bytes();
+        for piece in 0..4 {
+            let start = (piece * UA_PIECE).min(agent.len());
+            let end = (start + UA_PIECE).min(agent.len());
+            args.push(Value::Bytes(Bytes::copy_from_slice(&agent[start..end])));
+        }
         let evicted: i64 = self
             .run(&self.insert, vec![record_key, index], args)
             .await?;
