@@ -213,11 +213,21 @@ async fn serve(config: Config) -> Result<(), String> {
     if config.redis_url.is_none() {
         tracing::info!("token store: in memory (sessions end when the process stops)");
     }
+    if config.mfa.key_derived {
+        tracing::warn!(
+            "MFA_ENCRYPTION_KEY is not set: admins' TOTP secrets are encrypted with a key derived \
+             from the signing secret; set MFA_ENCRYPTION_KEY (required in production, staging, qa)"
+        );
+    }
+    if config.mail.smtp_url.is_none() {
+        tracing::info!(dir = %config.mail.outbox_dir, "mail: no SMTP_URL, messages are written as .eml files");
+    }
     let bind_addr = config.bind_addr;
     let state = AppState::build(config, Arc::new(SystemClock))
         .await
         .map_err(|e| e.to_string())?;
     app::spawn_memory_sweeper(&state);
+    crate::mail::spawn_worker(&state);
     let listener = tokio::net::TcpListener::bind(bind_addr)
         .await
         .map_err(|e| format!("cannot listen on {bind_addr}: {e}"))?;
@@ -408,9 +418,26 @@ async fn seed(config: Config, demo: bool) -> Result<(), String> {
         ));
     }
     let db = connected(&config).await?;
-    let created = crate::seed::demo(&db, &Passwords::new(1))
+    let passwords = Passwords::new(1);
+    let mut created = crate::seed::demo(&db, &passwords)
         .await
         .map_err(|e| e.to_string())?;
+    if env == "development" && config.signing_secret_generated && config.mfa.key_derived {
+        println!(
+            "skipped the demo admin with a second factor: its secret would be sealed with a key \
+             this process made up; set MFA_ENCRYPTION_KEY (or JWT_SIGNING_SECRET) here and in the server"
+        );
+    } else if env == "development" {
+        let secrets = crate::mfa::SecretBox::new(&config.mfa.keys);
+        created += crate::seed::demo_mfa_admin(&db, &passwords, &secrets)
+            .await
+            .map_err(|e| e.to_string())?;
+        println!(
+            "development only: admin {} has TOTP secret {} (published: never use it elsewhere)",
+            crate::seed::DEMO_MFA_ADMIN_EMAIL,
+            crate::seed::DEMO_MFA_TOTP_SECRET
+        );
+    }
     println!("demo data loaded: {created} rows created");
     Ok(())
 }

@@ -45,6 +45,11 @@ impl AppEnv {
         matches!(self, Self::Production | Self::Staging)
     }
 
+    /// Production, staging and QA require `MFA_ENCRYPTION_KEY` and default to `ADMIN_MFA=required`.
+    pub fn needs_mfa_key(&self) -> bool {
+        matches!(self, Self::Production | Self::Staging | Self::Qa)
+    }
+
     /// Production and QA set cookies on the configured parent domain of the API host.
     pub fn needs_cookie_domain(&self) -> bool {
         matches!(self, Self::Production | Self::Qa)
@@ -85,6 +90,43 @@ pub struct Config {
     pub limits: Limits,
     /// Idle timeouts of the user and admin contexts in seconds, 0 for none (CONTRACT §9).
     pub idle_timeouts: IdleTimeouts,
+    /// Outgoing mail (CONTRACT §10).
+    pub mail: MailConfig,
+    /// The admins' second factor (CONTRACT §11).
+    pub mfa: MfaConfig,
+}
+
+/// `ADMIN_MFA` and `MFA_ENCRYPTION_KEY`.
+#[derive(Clone)]
+pub struct MfaConfig {
+    /// `ADMIN_MFA=required`: an admin without a confirmed factor may only enrol, refresh and
+    /// log out.
+    pub required: bool,
+    /// AEAD keys of the TOTP secrets: the first encrypts, every one decrypts.
+    pub keys: Vec<[u8; 32]>,
+    /// No `MFA_ENCRYPTION_KEY`: the key is derived from the signing secret (warned at start).
+    pub key_derived: bool,
+}
+
+impl fmt::Debug for MfaConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("MfaConfig")
+            .field("required", &self.required)
+            .field("keys", &self.keys.len())
+            .field("key_derived", &self.key_derived)
+            .finish()
+    }
+}
+
+/// `SMTP_URL`, `MAIL_FROM`, `PASSWORD_RESET_URL`, `MAIL_OUTBOX_DIR`.
+#[derive(Debug, Clone)]
+pub struct MailConfig {
+    /// `smtp://host:port` or `smtps://user:pass@host`; unset: `.eml` files in `outbox_dir`.
+    pub smtp_url: Option<Redacted>,
+    pub from: String,
+    /// The frontend's reset page; `{token}` is replaced by the token.
+    pub reset_url: String,
+    pub outbox_dir: String,
 }
 
 /// `SESSION_IDLE_TIMEOUT_USER` and `SESSION_IDLE_TIMEOUT_ADMIN` in seconds; 0 is none.
@@ -114,6 +156,10 @@ pub struct Limits {
     pub signups_per_hour: u64,
     /// Live sessions per identity and context.
     pub sessions_per_identity: usize,
+    /// Password-reset requests per e-mail address in an hour.
+    pub password_resets_per_email: u64,
+    /// Password-reset requests per client address in an hour.
+    pub password_resets_per_address: u64,
 }
 
 impl Default for Limits {
@@ -123,6 +169,8 @@ impl Default for Limits {
             login_failures_per_address: 100,
             signups_per_hour: 20,
             sessions_per_identity: 20,
+            password_resets_per_email: 5,
+            password_resets_per_address: 20,
         }
     }
 }
@@ -284,12 +332,80 @@ impl Config {
                 "SESSIONS_PER_IDENTITY",
                 defaults.sessions_per_identity as u64,
             )? as usize,
+            password_resets_per_email: positive(
+                &get,
+                "PASSWORD_RESET_LIMIT_PER_EMAIL",
+                defaults.password_resets_per_email,
+            )?,
+            password_resets_per_address: positive(
+                &get,
+                "PASSWORD_RESET_LIMIT_PER_ADDRESS",
+                defaults.password_resets_per_address,
+            )?,
         };
+
+        let mail = MailConfig {
+            smtp_url: get("SMTP_URL").map(Redacted),
+            from: get("MAIL_FROM").unwrap_or_else(|| "no-reply@localhost".into()),
+            reset_url: get("PASSWORD_RESET_URL")
+                .unwrap_or_else(|| "http://localhost:3000/reset?token={token}".into()),
+            outbox_dir: get("MAIL_OUTBOX_DIR").unwrap_or_else(|| "data/outbox".into()),
+        };
+        if env.needs_persistent_sessions() {
+            for name in ["SMTP_URL", "MAIL_FROM", "PASSWORD_RESET_URL"] {
+                if get(name).is_none() {
+                    return fail(format!("APP_ENV={} requires {name}", env.name()));
+                }
+            }
+        }
+        if !mail.reset_url.contains("{token}") {
+            return fail("PASSWORD_RESET_URL must contain {token}");
+        }
+        if mail.from.parse::<lettre::message::Mailbox>().is_err() {
+            return fail(format!(
+                "MAIL_FROM is not an e-mail address: {:?}",
+                mail.from
+            ));
+        }
+        if let Some(url) = &mail.smtp_url
+            && !(url.0.starts_with("smtp://") || url.0.starts_with("smtps://"))
+        {
+            return fail("SMTP_URL must start with smtp:// or smtps://");
+        }
 
         let idle_defaults = IdleTimeouts::default();
         let idle_timeouts = IdleTimeouts {
             user: idle_timeout(&get, "SESSION_IDLE_TIMEOUT_USER", idle_defaults.user)?,
             admin: idle_timeout(&get, "SESSION_IDLE_TIMEOUT_ADMIN", idle_defaults.admin)?,
+        };
+
+        let mfa_required = match get("ADMIN_MFA").as_deref() {
+            None => env.needs_mfa_key(),
+            Some("required") => true,
+            Some("optional") => false,
+            Some(other) => {
+                return fail(format!(
+                    "ADMIN_MFA must be required or optional, got {other:?}"
+                ));
+            }
+        };
+        let (mfa_keys, mfa_key_derived) = match get("MFA_ENCRYPTION_KEY") {
+            Some(list) => (mfa_key_list(&list)?, false),
+            None if env.needs_mfa_key() => {
+                return fail(format!(
+                    "APP_ENV={} requires MFA_ENCRYPTION_KEY (32 random bytes, base64)",
+                    env.name()
+                ));
+            }
+            None => (
+                vec![signing_keys[0].secret.derive("careers-api/mfa/v1")],
+                true,
+            ),
+        };
+        let mfa = MfaConfig {
+            required: mfa_required,
+            keys: mfa_keys,
+            key_derived: mfa_key_derived,
         };
 
         Ok(Self {
@@ -307,6 +423,8 @@ impl Config {
             client_ip_header,
             limits,
             idle_timeouts,
+            mail,
+            mfa,
         })
     }
 }
@@ -360,6 +478,30 @@ fn signing_key_list(list: &str) -> Result<Vec<SigningKey>, ConfigError> {
         });
     }
     Ok(keys)
+}
+
+/// `MFA_ENCRYPTION_KEY`: comma-separated keys of 32 bytes in base64 (standard or URL-safe);
+/// the first encrypts, every one decrypts.
+fn mfa_key_list(list: &str) -> Result<Vec<[u8; 32]>, ConfigError> {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE};
+    list.split(',')
+        .map(str::trim)
+        .map(|text| {
+            STANDARD
+                .decode(text)
+                .or_else(|_| URL_SAFE.decode(text))
+                .ok()
+                .and_then(|bytes| <[u8; 32]>::try_from(bytes).ok())
+                .ok_or_else(|| {
+                    ConfigError(
+                        "MFA_ENCRYPTION_KEY must be 32 random bytes in base64 (e.g. openssl rand \
+                         -base64 32), several separated by commas"
+                            .into(),
+                    )
+                })
+        })
+        .collect()
 }
 
 /// A duration written `90s`, `30m` or `8h` in seconds, or `none` (0); `default` when unset.
@@ -426,6 +568,55 @@ mod tests {
     }
 
     const SECRET: &str = "0123456789abcdef0123456789abcdef";
+    /// 32 bytes in base64.
+    const MFA_KEY: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
+
+    #[test]
+    fn admin_mfa_is_required_and_keyed_in_production_staging_and_qa() {
+        for env in ["production", "staging", "qa"] {
+            let mut pairs = vec![
+                ("APP_ENV", env),
+                ("REDIS_URL", "redis://127.0.0.1:6379"),
+                ("JWT_SIGNING_SECRET", SECRET),
+                ("COOKIE_DOMAIN", ".example.com"),
+                ("SMTP_URL", "smtp://127.0.0.1:25"),
+                ("MAIL_FROM", "no-reply@example.com"),
+                ("PASSWORD_RESET_URL", "https://a.example.com/r?t={token}"),
+            ];
+            let err = config(&pairs).unwrap_err();
+            assert!(err.0.contains("MFA_ENCRYPTION_KEY"), "{env}: {err}");
+            pairs.push(("MFA_ENCRYPTION_KEY", MFA_KEY));
+            let c = config(&pairs).unwrap();
+            assert!(c.mfa.required, "{env}");
+            assert!(!c.mfa.key_derived);
+            pairs.push(("ADMIN_MFA", "optional"));
+            assert!(!config(&pairs).unwrap().mfa.required);
+        }
+        let dev = config(&[]).unwrap();
+        assert!(!dev.mfa.required);
+        assert!(
+            dev.mfa.key_derived,
+            "derived from the signing secret, with a warning"
+        );
+        assert!(config(&[("ADMIN_MFA", "required")]).unwrap().mfa.required);
+        for bad in [
+            ("ADMIN_MFA", "sometimes"),
+            ("MFA_ENCRYPTION_KEY", "c2hvcnQ="),
+            ("MFA_ENCRYPTION_KEY", "not base64!"),
+        ] {
+            let err = config(&[bad]).unwrap_err();
+            assert!(err.0.contains(bad.0), "{bad:?}: {err}");
+        }
+        let two = format!("{MFA_KEY},AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=");
+        assert_eq!(
+            config(&[("MFA_ENCRYPTION_KEY", &two)])
+                .unwrap()
+                .mfa
+                .keys
+                .len(),
+            2
+        );
+    }
 
     #[test]
     fn development_defaults_start_on_embedded_backends() {
@@ -448,6 +639,60 @@ mod tests {
             ])
             .unwrap_err();
             assert!(err.0.contains("REDIS_URL"), "{env}: {err}");
+        }
+    }
+
+    #[test]
+    fn production_and_staging_refuse_to_start_without_mail_settings() {
+        let complete = [
+            ("REDIS_URL", "redis://127.0.0.1:6379"),
+            ("JWT_SIGNING_SECRET", SECRET),
+            ("COOKIE_DOMAIN", ".example.com"),
+            ("SMTP_URL", "smtps://user:pass@smtp.example.com"),
+            ("MAIL_FROM", "Careers <no-reply@example.com>"),
+            (
+                "PASSWORD_RESET_URL",
+                "https://app.example.com/reset?token={token}",
+            ),
+            ("MFA_ENCRYPTION_KEY", MFA_KEY),
+        ];
+        for env in ["production", "staging"] {
+            let mut pairs = vec![("APP_ENV", env)];
+            pairs.extend_from_slice(&complete);
+            assert!(config(&pairs).is_ok(), "{env}");
+            for missing in ["SMTP_URL", "MAIL_FROM", "PASSWORD_RESET_URL"] {
+                let pairs: Vec<(&str, &str)> = pairs
+                    .iter()
+                    .copied()
+                    .filter(|(k, _)| *k != missing)
+                    .collect();
+                let err = config(&pairs).unwrap_err();
+                assert!(err.0.contains(missing), "{env} without {missing}: {err}");
+            }
+        }
+        // Elsewhere: files in data/outbox, from no-reply@localhost, to the local frontend.
+        let c = config(&[
+            ("APP_ENV", "qa"),
+            ("JWT_SIGNING_SECRET", SECRET),
+            ("COOKIE_DOMAIN", ".example.com"),
+            ("MFA_ENCRYPTION_KEY", MFA_KEY),
+        ])
+        .unwrap();
+        assert!(c.mail.smtp_url.is_none());
+        assert_eq!(c.mail.outbox_dir, "data/outbox");
+        assert_eq!(c.mail.from, "no-reply@localhost");
+        assert_eq!(
+            c.mail.reset_url,
+            "http://localhost:3000/reset?token={token}"
+        );
+        for (name, bad) in [
+            ("PASSWORD_RESET_URL", "https://app.example.com/reset"),
+            ("MAIL_FROM", "not an address"),
+            ("SMTP_URL", "http://smtp.example.com"),
+        ] {
+            let err = config(&[(name, bad)]).unwrap_err();
+            assert!(err.0.contains(name), "{name}: {err}");
+            assert!(!err.0.contains("pass"), "no credentials in messages");
         }
     }
 
@@ -477,6 +722,10 @@ mod tests {
                 ("APP_ENV", env),
                 ("REDIS_URL", "redis://127.0.0.1:6379"),
                 ("JWT_SIGNING_SECRET", SECRET),
+                ("MFA_ENCRYPTION_KEY", MFA_KEY),
+                ("SMTP_URL", "smtp://127.0.0.1:25"),
+                ("MAIL_FROM", "no-reply@example.com"),
+                ("PASSWORD_RESET_URL", "https://a.example.com/r?t={token}"),
             ];
             let err = config(&base).unwrap_err();
             assert!(err.0.contains("COOKIE_DOMAIN"), "{env}: {err}");

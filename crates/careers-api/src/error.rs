@@ -80,7 +80,10 @@ pub mod responses {
             description = "`unauthenticated`, `invalid_token`, `access_expired` or `session_ended`"
         )]
         Unauthenticated(ErrorBody),
-        #[response(status = 403, description = "`forbidden` (area check)")]
+        #[response(
+            status = 403,
+            description = "`forbidden` (area check); team area: `mfa_enrollment_required`"
+        )]
         Forbidden(ErrorBody),
     }
 
@@ -94,7 +97,7 @@ pub mod responses {
         Unauthenticated(ErrorBody),
         #[response(
             status = 403,
-            description = "`forbidden` (area check) or `csrf_failed`"
+            description = "`forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required`"
         )]
         Forbidden(ErrorBody),
     }
@@ -112,9 +115,12 @@ pub mod responses {
         CsrfFailed(ErrorBody),
     }
 
-    /// Login with a wrong e-mail or password.
+    /// Login with a wrong e-mail or password (or a wrong second factor).
     #[derive(IntoResponses)]
-    #[response(status = 401, description = "`invalid_credentials`")]
+    #[response(
+        status = 401,
+        description = "`invalid_credentials`; admin login: `mfa_required` (the password was right, the admin has a second factor, and the body has no `otp` or `recovery_code`)"
+    )]
     pub struct InvalidCredentials(pub ErrorBody);
 
     #[derive(IntoResponses)]
@@ -159,6 +165,10 @@ pub enum ApiError {
     SessionEnded,
     #[error("e-mail or password is wrong")]
     InvalidCredentials,
+    #[error("a one-time code (otp) or a recovery code is required")]
+    MfaRequired,
+    #[error("set up a second factor first (POST /team/identities/admins/totp)")]
+    MfaEnrollmentRequired,
     #[error("CSRF check failed")]
     CsrfFailed,
     #[error("not allowed in this area")]
@@ -197,8 +207,11 @@ impl ApiError {
             | Self::InvalidToken
             | Self::AccessExpired
             | Self::SessionEnded
-            | Self::InvalidCredentials => StatusCode::UNAUTHORIZED,
-            Self::CsrfFailed | Self::Forbidden => StatusCode::FORBIDDEN,
+            | Self::InvalidCredentials
+            | Self::MfaRequired => StatusCode::UNAUTHORIZED,
+            Self::CsrfFailed | Self::Forbidden | Self::MfaEnrollmentRequired => {
+                StatusCode::FORBIDDEN
+            }
             Self::NotFound | Self::NoRoute => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) => StatusCode::CONFLICT,
@@ -219,6 +232,8 @@ impl ApiError {
             Self::AccessExpired => "access_expired",
             Self::SessionEnded => "session_ended",
             Self::InvalidCredentials => "invalid_credentials",
+            Self::MfaRequired => "mfa_required",
+            Self::MfaEnrollmentRequired => "mfa_enrollment_required",
             Self::CsrfFailed => "csrf_failed",
             Self::Forbidden => "forbidden",
             Self::NotFound | Self::NoRoute => "not_found",

@@ -14,6 +14,8 @@ pub mod error;
 pub mod extract;
 pub mod forms;
 pub mod logging;
+pub mod mail;
+pub mod mfa;
 pub mod models;
 pub mod openapi;
 pub mod password;

@@ -25,8 +25,9 @@ use crate::views::Json;
     components(schemas(ErrorBody)),
     modifiers(&SecuritySchemes),
     tags(
-        (name = "sessions", description = "Login, refresh and logout of both contexts"),
-        (name = "identities", description = "Authenticated user area and sign-up"),
+        (name = "sessions", description = "Login, refresh and logout of both contexts; their \
+                                           sessions, password change and the admins' second factor"),
+        (name = "identities", description = "Authenticated user area, sign-up and password reset"),
         (name = "employer", description = "Users with an org profile, scoped to their company"),
         (name = "talent", description = "Users with a talent profile: their profile"),
         (name = "candidate", description = "Users with a talent profile: their applications"),
@@ -64,6 +65,7 @@ impl Modify for SecuritySchemes {
 pub fn router() -> OpenApiRouter<AppState> {
     OpenApiRouter::with_openapi(ApiDoc::openapi())
         .merge(areas::sessions::routes())
+        .merge(areas::admin_totp::routes())
         .merge(areas::identities::routes())
         .merge(areas::org::routes())
         .merge(areas::talent::routes())

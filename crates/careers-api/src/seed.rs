@@ -11,6 +11,7 @@ use sea_orm::{
 };
 
 use crate::error::ApiError;
+use crate::mfa::SecretBox;
 use crate::models::careers::job_application::{self, entity as job_application_entity};
 use crate::models::careers::{
     certificate::entity as certificate, experience::entity as experience, job::entity as job,
@@ -345,4 +346,45 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
 
     txn.commit().await?;
     Ok(created)
+}
+
+/// **Development only**: an admin whose second factor has a published secret, so that the
+/// team dashboard's TOTP login can be tried with any authenticator app. Never in another
+/// environment: anyone who reads this file can compute its codes.
+pub const DEMO_MFA_ADMIN_EMAIL: &str = "mfa-admin@example.com";
+pub const DEMO_MFA_ADMIN_PASSWORD: &str = "admin-password-1";
+/// Base32, 160 bits (RFC 4226's example secret, "12345678901234567890").
+pub const DEMO_MFA_TOTP_SECRET: &str = "GEZDGNBVGY3TQOJQGEZDGNBVGY3TQOJQ";
+
+/// Creates [`DEMO_MFA_ADMIN_EMAIL`] with its known TOTP secret, confirmed; 1 when created.
+pub async fn demo_mfa_admin(
+    db: &DatabaseConnection,
+    passwords: &Arc<Passwords>,
+    secrets: &SecretBox,
+) -> Result<u64, ApiError> {
+    if admin::find_admin_by_email(db, DEMO_MFA_ADMIN_EMAIL)
+        .await?
+        .is_some()
+    {
+        return Ok(0);
+    }
+    let digest = passwords.hash(DEMO_MFA_ADMIN_PASSWORD.into()).await?;
+    let created = admin::create_admin(
+        db,
+        admin::NewAdmin {
+            email: DEMO_MFA_ADMIN_EMAIL.into(),
+            password_digest: digest,
+            first_name: "Mfa".into(),
+            last_name: "Demo".into(),
+        },
+    )
+    .await?;
+    admin::start_totp(
+        db,
+        created.id,
+        secrets.seal(created.id, b"12345678901234567890"),
+    )
+    .await?;
+    admin::confirm_totp(db, created.id, 0, Vec::new(), Utc::now()).await?;
+    Ok(1)
 }

@@ -1,5 +1,6 @@
 //! What every handler may reach, and how it is built from the configuration: the database, the
-//! session engine on its token store, the password hasher, the configuration itself.
+//! session engine on its token store, the password hasher, the mail outbox's settings, the
+//! configuration itself.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,6 +15,8 @@ use sessions::{
 use crate::config::Config;
 use crate::contexts::{ADMIN, USER};
 use crate::db;
+use crate::mail::{MailSettings, Mailer};
+use crate::mfa::SecretBox;
 use crate::password::Passwords;
 
 #[derive(Clone)]
@@ -21,6 +24,9 @@ pub struct AppState {
     pub db: db::Db,
     pub sessions: Arc<SessionEngine>,
     pub passwords: Arc<Passwords>,
+    pub mail: Arc<Mailer>,
+    /// Seals and opens the admins' TOTP secrets.
+    pub secrets: Arc<SecretBox>,
     pub config: Arc<Config>,
 }
 
@@ -30,6 +36,8 @@ pub enum StartupError {
     Database(String),
     #[error("token store: {0}")]
     TokenStore(String),
+    #[error("mail: {0}")]
+    Mail(String),
 }
 
 impl StartupError {
@@ -39,14 +47,26 @@ impl StartupError {
 }
 
 impl AppState {
+    /// The engine's clock as a timestamp, whole seconds (the manual clock in tests).
+    pub fn now(&self) -> chrono::DateTime<chrono::Utc> {
+        chrono::DateTime::from_timestamp(self.sessions.now(), 0).unwrap_or_default()
+    }
+
     /// Connects the database (migrating it) and the token store of `config`.
     pub async fn build(config: Config, clock: Arc<dyn Clock>) -> Result<Self, StartupError> {
         let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
             .await
             .map_err(StartupError::database)?;
         db::migrate(&db).await.map_err(StartupError::database)?;
+        // Pooled connections opened before a migration keep statements prepared against the
+        // old schema (sqlx caches a statement's columns: `RETURNING *` then misses a column
+        // added since); the service starts on fresh ones.
+        db.close().await.map_err(StartupError::database)?;
+        let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
+            .await
+            .map_err(StartupError::database)?;
         let store = build_store(&config).await?;
-        Ok(Self::with_parts(config, db, store, clock))
+        Self::with_parts(config, db, store, clock)
     }
 
     pub fn with_parts(
@@ -54,7 +74,14 @@ impl AppState {
         db: DatabaseConnection,
         store: AnyStore,
         clock: Arc<dyn Clock>,
-    ) -> Self {
+    ) -> Result<Self, StartupError> {
+        let mail = Mailer::new(MailSettings {
+            smtp_url: config.mail.smtp_url.as_ref().map(|url| url.0.as_str()),
+            from: &config.mail.from,
+            reset_url: &config.mail.reset_url,
+            outbox_dir: &config.mail.outbox_dir,
+        })
+        .map_err(StartupError::Mail)?;
         let engine = SessionEngine::new(
             TokenKeys::with_keys(&config.signing_keys),
             store,
@@ -69,12 +96,14 @@ impl AppState {
         .with_idle_timeout(&USER, config.idle_timeouts.user)
         .with_idle_timeout(&ADMIN, config.idle_timeouts.admin);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Self {
+        Ok(Self {
             db: db::Db::new(db),
             sessions: Arc::new(engine),
             passwords: Passwords::new(cores),
+            mail: Arc::new(mail),
+            secrets: Arc::new(SecretBox::new(&config.mfa.keys)),
             config: Arc::new(config),
-        }
+        })
     }
 }
 

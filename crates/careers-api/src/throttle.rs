@@ -156,6 +156,46 @@ pub async fn count_signup(state: &AppState, client: &ClientAddr) -> Result<(), A
     Ok(())
 }
 
+/// The window of the password-reset counters.
+pub const RESET_WINDOW_SECONDS: i64 = 60 * 60;
+
+/// Password-reset requests per e-mail address and per client address (CONTRACT §10). Every
+/// request counts, for an unknown address as for a known one, so the answer tells nothing.
+pub async fn count_password_reset(
+    state: &AppState,
+    email: &str,
+    client: &ClientAddr,
+) -> Result<(), ApiError> {
+    let digest = Sha256::digest(email.as_bytes());
+    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    let store = state.sessions.store();
+    let now = state.sessions.now();
+    let limits = state.config.limits;
+    let (account_key, address_key) = (
+        format!("reset:{hex}"),
+        format!("reset:ip:{}", bucket_of(client)),
+    );
+    let (account, address) = tokio::join!(
+        store.hit(&account_key, RESET_WINDOW_SECONDS, now),
+        store.hit(&address_key, RESET_WINDOW_SECONDS, now),
+    );
+    let (account, address) = (account?, address?);
+    let over = if account.count > limits.password_resets_per_email {
+        Some(("email", account.retry_after))
+    } else if address.count > limits.password_resets_per_address {
+        Some(("address", address.retry_after))
+    } else {
+        None
+    };
+    match over {
+        Some((reason, retry_after)) => {
+            tracing::warn!(reason, "password reset throttled");
+            Err(rate_limited(retry_after))
+        }
+        None => Ok(()),
+    }
+}
+
 fn rate_limited(retry_after: i64) -> ApiError {
     ApiError::RateLimited {
         retry_after_seconds: retry_after.max(1) as u64,

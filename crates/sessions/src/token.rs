@@ -27,6 +27,17 @@ impl SigningSecret {
         Ok(Self(bytes))
     }
 
+    /// A 256-bit key for another purpose, derived from this secret under `label`: SHA-256 of
+    /// the label, a zero byte and the secret. The secret itself never leaves this type.
+    pub fn derive(&self, label: &str) -> [u8; 32] {
+        Sha256::new()
+            .chain_update(label.as_bytes())
+            .chain_update([0u8])
+            .chain_update(&self.0)
+            .finalize()
+            .into()
+    }
+
     pub fn random() -> Self {
         let mut bytes = vec![0u8; 64];
         getrandom::fill(&mut bytes).expect("operating system random number generator failed");

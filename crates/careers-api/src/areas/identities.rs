@@ -1,9 +1,9 @@
-//! Authenticated user area (`/identities`), plus public sign-up.
+//! Authenticated user area (`/identities`), plus the public sign-up and password reset.
 
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use super::UserCtx;
+use super::{USER, UserCtx};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -16,6 +16,9 @@ use crate::extract::{Json as Form, Path};
 use crate::forms::IdRef;
 use crate::models::careers::user_profile::{self, CareersUserProfileOne, TalentProfileCreateForm};
 use crate::models::identities;
+use crate::models::identities::password_reset::{
+    self, PasswordResetForm, PasswordResetRequestForm,
+};
 use crate::models::identities::user::{
     self, IdentitiesUserOne, SignUpForm, UserUpdateForm, UserView,
 };
@@ -27,8 +30,82 @@ use crate::views::Json;
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(sign_up))
+        .routes(routes!(request_password_reset))
+        .routes(routes!(reset_password))
         .routes(routes!(show_user, update_user))
         .routes(routes!(create_talent_profile))
+}
+
+/// The answer to a password-reset request: an empty object, whatever the address.
+#[derive(serde::Serialize, utoipa::ToSchema)]
+struct ResetRequested {}
+
+/// Asks for a password reset (public). The same 202 and the same work for every address: the
+/// request is stored and the mail worker sends a message only to an existing account.
+#[utoipa::path(
+    post,
+    path = "/identities/password_resets",
+    tag = "identities",
+    summary = "Ask for a password reset e-mail (public)",
+    request_body = PasswordResetRequestForm,
+    responses(
+        (status = 202, description = "Accepted, whether or not an account has the address", body = ResetRequested),
+        FormErrors, RateLimited, Unavailable
+    )
+)]
+async fn request_password_reset(
+    State(state): State<AppState>,
+    client: ClientAddr,
+    Form(form): Form<PasswordResetRequestForm>,
+) -> Result<(StatusCode, Json<ResetRequested>), ApiError> {
+    form.validate()?;
+    let email = form.email.ok_or(ApiError::Internal)?;
+    throttle::count_password_reset(&state, &identities::normalize_email(&email), &client).await?;
+    password_reset::record_request(&state.db, &email, state.now()).await?;
+    state.mail.wake();
+    Ok((StatusCode::ACCEPTED, Json(ResetRequested {})))
+}
+
+/// Sets a new password with the token of a reset message (public); every session of the user
+/// ends.
+#[utoipa::path(
+    patch,
+    path = "/identities/password_resets/current",
+    tag = "identities",
+    summary = "Set a new password with a reset token (public)",
+    request_body = PasswordResetForm,
+    responses(
+        (status = 204, description = "Password set; every session of the user ended"),
+        FormErrors, Unavailable
+    )
+)]
+async fn reset_password(
+    State(state): State<AppState>,
+    Form(form): Form<PasswordResetForm>,
+) -> Result<StatusCode, ApiError> {
+    form.validate()?;
+    let (Some(token), Some(password)) = (form.token, form.password) else {
+        return Err(ApiError::Internal);
+    };
+    let now = state.now();
+    let Some(user_id) = password_reset::user_of_token(&state.db, &token, now).await? else {
+        tracing::warn!("password reset refused: unknown, used or expired token");
+        return Err(password_reset::invalid_token());
+    };
+    let digest = state.passwords.hash(password).await?;
+    // Sessions end before the password changes and again after, as at a password change: a
+    // store fault before the change changes nothing.
+    state.sessions.end_sessions(&USER, user_id, None).await?;
+    let user_id = password_reset::redeem(&state.db, &token, digest, now)
+        .await?
+        .ok_or_else(password_reset::invalid_token)?;
+    let ended = state.sessions.end_sessions(&USER, user_id, None).await?;
+    tracing::info!(
+        user_id,
+        ended,
+        "password reset: password set, every session ended"
+    );
+    Ok(StatusCode::NO_CONTENT)
 }
 
 /// Public sign-up. It does not log in: the client then creates a session.

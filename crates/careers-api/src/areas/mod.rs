@@ -2,6 +2,7 @@
 //! request, before the handler, and hands its handlers a typed context; no handler reads a
 //! cookie or a token, or checks authorization itself (docs/DECISIONS.md 77).
 
+pub mod admin_totp;
 pub mod candidate;
 pub mod health;
 pub mod identities;
@@ -52,13 +53,34 @@ impl FromRequestParts<AppState> for UserCtx {
     }
 }
 
-/// Team (admin) area: a valid `Identities::Admin` behind a `team_jwt_access` session.
+/// Team (admin) area: a valid `Identities::Admin` behind a `team_jwt_access` session, with a
+/// confirmed second factor when `ADMIN_MFA=required` (403 `mfa_enrollment_required` otherwise).
 pub struct AdminCtx {
     pub admin: admin::entity::Model,
     pub session: Authenticated,
 }
 
 impl FromRequestParts<AppState> for AdminCtx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let AdminEnrolmentCtx { admin, session } =
+            AdminEnrolmentCtx::from_request_parts(parts, state).await?;
+        if state.config.mfa.required && admin.totp_confirmed_at.is_none() {
+            return Err(ApiError::MfaEnrollmentRequired);
+        }
+        Ok(Self { admin, session })
+    }
+}
+
+/// The admin's own second-factor routes: a valid admin session, with or without a factor (an
+/// admin who must enrol reaches these and nothing else of the team area).
+pub struct AdminEnrolmentCtx {
+    pub admin: admin::entity::Model,
+    pub session: Authenticated,
+}
+
+impl FromRequestParts<AppState> for AdminEnrolmentCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {

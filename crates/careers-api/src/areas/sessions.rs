@@ -26,6 +26,7 @@ use crate::error::responses::{
     UnsafeAreaErrors,
 };
 use crate::extract::Json;
+use crate::mfa::{self, Factor};
 use crate::models::identities::admin::{self, AdminView};
 use crate::models::identities::session::{SessionList, SessionOne, SessionView};
 use crate::models::identities::user::{self, UserView};
@@ -85,6 +86,14 @@ pub trait Principal: Send + Sync + 'static {
         id: i64,
         digest: String,
     ) -> impl Future<Output = Result<(), ApiError>> + Send;
+
+    /// The second factor of a login whose password verified (CONTRACT §11).
+    fn second_factor(
+        state: &AppState,
+        id: i64,
+        otp: Option<&str>,
+        recovery_code: Option<&str>,
+    ) -> impl Future<Output = Result<Factor, ApiError>> + Send;
 }
 
 pub struct UserPrincipal;
@@ -114,6 +123,16 @@ impl Principal for UserPrincipal {
         digest: String,
     ) -> Result<(), ApiError> {
         Ok(user::set_user_password_digest(&state.db, id, digest).await?)
+    }
+
+    /// Users have no second factor.
+    async fn second_factor(
+        _: &AppState,
+        _: i64,
+        _: Option<&str>,
+        _: Option<&str>,
+    ) -> Result<Factor, ApiError> {
+        Ok(Factor::NotRequired)
     }
 }
 
@@ -145,6 +164,18 @@ impl Principal for AdminPrincipal {
     ) -> Result<(), ApiError> {
         Ok(admin::set_admin_password_digest(&state.db, id, digest).await?)
     }
+
+    async fn second_factor(
+        state: &AppState,
+        id: i64,
+        otp: Option<&str>,
+        recovery_code: Option<&str>,
+    ) -> Result<Factor, ApiError> {
+        match admin::find_admin(&state.db, id).await? {
+            Some(admin) => mfa::check_factor(state, &admin, otp, recovery_code).await,
+            None => Ok(Factor::Wrong),
+        }
+    }
 }
 
 async fn login<P: Principal>(
@@ -173,6 +204,29 @@ async fn login<P: Principal>(
         tracing::warn!(context = P::CONTEXT.name, identity_id = id, "login failed");
         return Err(ApiError::InvalidCredentials);
     };
+    let factor = P::second_factor(
+        &state,
+        id,
+        form.otp.as_deref(),
+        form.recovery_code.as_deref(),
+    )
+    .await?;
+    match factor {
+        Factor::NotRequired | Factor::Verified => {}
+        Factor::Missing => {
+            // The password was right: this attempt is no failure.
+            throttle.refund(&state).await?;
+            return Err(ApiError::MfaRequired);
+        }
+        Factor::Wrong => {
+            tracing::warn!(
+                context = P::CONTEXT.name,
+                identity_id = id,
+                "login failed: wrong second factor"
+            );
+            return Err(ApiError::InvalidCredentials);
+        }
+    }
     // The refund and the new session are independent: one round trip's wait for both.
     let (refunded, issued) = tokio::join!(
         throttle.refund(&state),

@@ -341,6 +341,16 @@ fn seed_refuses_outside_development_and_test() {
         ("REDIS_URL", "redis://127.0.0.1:6379"),
         ("COOKIE_DOMAIN", ".example.com"),
         ("DATABASE_URL", "sqlite::memory:"),
+        ("SMTP_URL", "smtp://127.0.0.1:25"),
+        ("MAIL_FROM", "no-reply@example.com"),
+        (
+            "PASSWORD_RESET_URL",
+            "https://app.example.com/reset?token={token}",
+        ),
+        (
+            "MFA_ENCRYPTION_KEY",
+            "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
+        ),
     ]);
     let output = careers_api(&env, &["seed", "--demo"]);
     assert!(!output.status.success());

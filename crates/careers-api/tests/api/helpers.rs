@@ -67,6 +67,9 @@ pub struct TestApp {
 
 impl Drop for TestApp {
     fn drop(&mut self) {
+        if let Some(dir) = self.env.get("MAIL_OUTBOX_DIR") {
+            let _ = std::fs::remove_dir_all(dir);
+        }
         if let Some(file) = &self.sqlite_file {
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
@@ -80,13 +83,17 @@ impl TestApp {
         Self::spawn_with(backend, &[]).await
     }
 
-    /// Spawns with extra environment (`APP_ENV`, `COOKIE_DOMAIN`...), validated by `Config`.
+    /// Spawns with extra environment. The mail worker does not run until
+    /// [`start_mail_worker`](Self::start_mail_worker): its polling would count in the statement
+    /// tests.
     pub async fn spawn_with(backend: Backend, overrides: &[(&str, &str)]) -> TestApp {
         let suffix = random_suffix();
+        let outbox = std::env::temp_dir().join(format!("careers-test-outbox-{suffix}"));
         let mut env: HashMap<String, String> = HashMap::from([
             ("APP_ENV".into(), "test".into()),
             ("JWT_SIGNING_SECRET".into(), SECRET.into()),
             ("REDIS_KEY_PREFIX".into(), format!("careers-test:{suffix}:")),
+            ("MAIL_OUTBOX_DIR".into(), outbox.display().to_string()),
         ]);
         let mut sqlite_file = None;
         match backend {
@@ -116,6 +123,24 @@ impl TestApp {
         }
         for (key, value) in overrides {
             env.insert((*key).into(), (*value).into());
+        }
+        // Production, staging and QA refuse to start without these: give them stand-ins (no
+        // test of those environments sends mail; `ADMIN_MFA` keeps their default, required).
+        if matches!(env["APP_ENV"].as_str(), "production" | "staging" | "qa") {
+            for (key, value) in [
+                ("SMTP_URL", "smtp://127.0.0.1:9"),
+                ("MAIL_FROM", "no-reply@example.com"),
+                (
+                    "PASSWORD_RESET_URL",
+                    "https://app.example.com/reset?token={token}",
+                ),
+                (
+                    "MFA_ENCRYPTION_KEY",
+                    "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
+                ),
+            ] {
+                env.entry(key.into()).or_insert_with(|| value.into());
+            }
         }
         // Production and staging refuse to start without Redis; the memory backend still gets
         // validated as they would be, then runs on its own store.
@@ -157,6 +182,11 @@ impl TestApp {
             sql,
             sqlite_file,
         }
+    }
+
+    /// Starts the mail outbox's worker, as `serve` does.
+    pub fn start_mail_worker(&self) {
+        careers_api::mail::spawn_worker(&self.state);
     }
 
     /// SQL statements run through the application's connection so far.

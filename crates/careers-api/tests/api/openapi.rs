@@ -16,6 +16,11 @@ const ROUTES: &[(&str, &str)] = &[
     ("delete", "/identities/sessions/current"),
     ("delete", "/identities/sessions/{id}"),
     ("patch", "/identities/password"),
+    ("post", "/identities/password_resets"),
+    ("patch", "/identities/password_resets/current"),
+    ("post", "/team/identities/admins/totp"),
+    ("patch", "/team/identities/admins/totp"),
+    ("delete", "/team/identities/admins/totp"),
     ("post", "/team/identities/admins/sessions"),
     ("get", "/team/identities/admins/sessions"),
     ("delete", "/team/identities/admins/sessions"),
@@ -154,6 +159,8 @@ const PUBLIC_WRITES: &[(&str, &str)] = &[
     ("post", "/identities/sessions"),
     ("post", "/team/identities/admins/sessions"),
     ("post", "/identities/users"),
+    ("post", "/identities/password_resets"),
+    ("patch", "/identities/password_resets/current"),
 ];
 
 /// Every operation that requires a session documents 401; every unsafe-method one also

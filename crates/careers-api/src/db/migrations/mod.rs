@@ -3,6 +3,8 @@
 mod m20261122_000001_identities;
 mod m20261122_000002_domain;
 mod m20261123_000003_application_company;
+mod m20261126_000004_password_resets;
+mod m20261126_000005_admin_totp;
 
 use sea_orm_migration::prelude::*;
 
@@ -15,6 +17,8 @@ impl MigratorTrait for Migrator {
             Box::new(m20261122_000001_identities::Migration),
             Box::new(m20261122_000002_domain::Migration),
             Box::new(m20261123_000003_application_company::Migration),
+            Box::new(m20261126_000004_password_resets::Migration),
+            Box::new(m20261126_000005_admin_totp::Migration),
         ]
     }
 }

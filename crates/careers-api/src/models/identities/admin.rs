@@ -1,15 +1,19 @@
 //! `Identities::Admin`: a staff member of the team dashboard, in a store of its own.
 
 pub mod entity;
+pub mod recovery_code;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
-use sea_orm::{ActiveModelTrait, DatabaseConnection, EntityTrait, QueryFilter, Set, Unchanged};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    Set, Unchanged,
+};
 use serde::Serialize;
 
 use self::entity as admin;
 use super::{email_taken_or, normalize_email};
-use crate::db::DataError;
+use crate::db::{DataError, write_transaction};
 
 /// `Identities::Admin` in the admin login body.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -86,5 +90,157 @@ pub async fn set_admin_password_digest(
     }
     .update(db)
     .await?;
+    Ok(())
+}
+
+/// Starts (or restarts) an enrolment: the sealed secret, unconfirmed. `Conflict` when a factor
+/// is confirmed.
+pub async fn start_totp(
+    db: &DatabaseConnection,
+    id: i64,
+    sealed_secret: String,
+) -> Result<(), DataError> {
+    let started = admin::Entity::update_many()
+        .col_expr(admin::Column::TotpSecret, Expr::value(Some(sealed_secret)))
+        .col_expr(admin::Column::TotpLastStep, Expr::value(0i64))
+        .filter(admin::Column::Id.eq(id))
+        .filter(admin::Column::TotpConfirmedAt.is_null())
+        .exec(db)
+        .await?
+        .rows_affected
+        == 1;
+    if started {
+        Ok(())
+    } else {
+        Err(DataError::Conflict(
+            "a second factor is already confirmed".into(),
+        ))
+    }
+}
+
+/// Confirms the enrolment at `step` and replaces the recovery codes with `code_hashes`, in one
+/// transaction; `Conflict` when it was confirmed meanwhile.
+pub async fn confirm_totp(
+    db: &DatabaseConnection,
+    id: i64,
+    step: i64,
+    code_hashes: Vec<String>,
+    now: DateTime<Utc>,
+) -> Result<(), DataError> {
+    let txn = write_transaction(db).await?;
+    let confirmed = admin::Entity::update_many()
+        .col_expr(admin::Column::TotpConfirmedAt, Expr::value(Some(now)))
+        .col_expr(admin::Column::TotpLastStep, Expr::value(step))
+        .filter(admin::Column::Id.eq(id))
+        .filter(admin::Column::TotpConfirmedAt.is_null())
+        .filter(admin::Column::TotpSecret.is_not_null())
+        .exec(&txn)
+        .await?
+        .rows_affected
+        == 1;
+    if !confirmed {
+        txn.rollback().await?;
+        return Err(DataError::Conflict(
+            "a second factor is already confirmed".into(),
+        ));
+    }
+    replace_recovery_codes(&txn, id, code_hashes).await?;
+    txn.commit().await?;
+    Ok(())
+}
+
+async fn replace_recovery_codes(
+    conn: &impl ConnectionTrait,
+    id: i64,
+    code_hashes: Vec<String>,
+) -> Result<(), DataError> {
+    recovery_code::Entity::delete_many()
+        .filter(recovery_code::Column::AdminId.eq(id))
+        .exec(conn)
+        .await?;
+    for hash in code_hashes {
+        recovery_code::ActiveModel {
+            admin_id: Set(id),
+            code_hash: Set(hash),
+            used_at: Set(None),
+            ..Default::default()
+        }
+        .insert(conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// Records that a code of `step` was accepted; false when that step (or a later one) was
+/// already used: a code is accepted once.
+pub async fn use_totp_step(db: &DatabaseConnection, id: i64, step: i64) -> Result<bool, DataError> {
+    Ok(admin::Entity::update_many()
+        .col_expr(admin::Column::TotpLastStep, Expr::value(step))
+        .filter(admin::Column::Id.eq(id))
+        .filter(admin::Column::TotpLastStep.lt(step))
+        .exec(db)
+        .await?
+        .rows_affected
+        == 1)
+}
+
+/// Uses one unused recovery code of the admin; false when there is none with this hash.
+pub async fn use_recovery_code(
+    db: &DatabaseConnection,
+    id: i64,
+    code_hash: &str,
+    now: DateTime<Utc>,
+) -> Result<bool, DataError> {
+    let Some(code) = recovery_code::Entity::find()
+        .filter(recovery_code::Column::AdminId.eq(id))
+        .filter(recovery_code::Column::CodeHash.eq(code_hash))
+        .filter(recovery_code::Column::UsedAt.is_null())
+        .one(db)
+        .await?
+    else {
+        return Ok(false);
+    };
+    Ok(recovery_code::Entity::update_many()
+        .col_expr(recovery_code::Column::UsedAt, Expr::value(Some(now)))
+        .filter(recovery_code::Column::Id.eq(code.id))
+        .filter(recovery_code::Column::UsedAt.is_null())
+        .exec(db)
+        .await?
+        .rows_affected
+        == 1)
+}
+
+/// Replaces the sealed secret (after a rotation of `MFA_ENCRYPTION_KEY`).
+pub async fn reseal_totp(
+    db: &DatabaseConnection,
+    id: i64,
+    sealed: String,
+) -> Result<(), DataError> {
+    admin::Entity::update_many()
+        .col_expr(admin::Column::TotpSecret, Expr::value(Some(sealed)))
+        .filter(admin::Column::Id.eq(id))
+        .exec(db)
+        .await?;
+    Ok(())
+}
+
+/// Removes the factor: secret, confirmation and recovery codes.
+pub async fn remove_totp(db: &DatabaseConnection, id: i64) -> Result<(), DataError> {
+    let txn = write_transaction(db).await?;
+    admin::Entity::update_many()
+        .col_expr(
+            admin::Column::TotpSecret,
+            Expr::value(Option::<String>::None),
+        )
+        .col_expr(
+            admin::Column::TotpConfirmedAt,
+            Expr::value(Option::<DateTime<Utc>>::None),
+        )
+        .col_expr(admin::Column::TotpLastStep, Expr::value(0i64))
+        .filter(admin::Column::Id.eq(id))
+        .exec(&txn)
+        .await?;
+    replace_recovery_codes(&txn, id, Vec::new()).await?;
+    txn.commit().await?;
     Ok(())
 }

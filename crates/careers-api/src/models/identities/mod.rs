@@ -1,6 +1,7 @@
 //! `Identities::*`: users (candidates, employers) and admins, two separate account stores.
 
 pub mod admin;
+pub mod password_reset;
 pub mod session;
 pub mod user;
 
@@ -33,6 +34,12 @@ pub struct LoginForm {
     pub email: Option<String>,
     #[garde(length(min = 1, max = 1024))]
     pub password: Option<String>,
+    /// Admins with a second factor: the authenticator's 6-digit code.
+    #[garde(length(min = 1, max = 16))]
+    pub otp: Option<String>,
+    /// Admins with a second factor: one of the recovery codes, instead of `otp`.
+    #[garde(length(min = 1, max = 64))]
+    pub recovery_code: Option<String>,
 }
 
 impl LoginForm {
@@ -59,6 +66,22 @@ impl PasswordChangeForm {
         let mut errors = Errors::of(self);
         errors.require("current_password", self.current_password.is_some());
         errors.require("password", self.password.is_some());
+        errors.finish()
+    }
+}
+
+/// `PATCH` and `DELETE /team/identities/admins/totp`.
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct TotpCodeForm {
+    /// The authenticator's 6-digit code (removal also takes a recovery code).
+    #[garde(length(min = 1, max = 64))]
+    pub code: Option<String>,
+}
+
+impl TotpCodeForm {
+    pub fn validate(&self) -> Result<(), ApiError> {
+        let mut errors = Errors::of(self);
+        errors.require("code", self.code.is_some());
         errors.finish()
     }
 }

@@ -13,6 +13,12 @@ pub struct Model {
     pub last_name: String,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
+    /// The TOTP secret, sealed by `mfa::SecretBox`; `None` without a factor.
+    pub totp_secret: Option<String>,
+    /// When the factor was confirmed; `None` while an enrolment is unconfirmed.
+    pub totp_confirmed_at: Option<DateTimeUtc>,
+    /// The last 30-second step a code was accepted for: a code is accepted once.
+    pub totp_last_step: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]

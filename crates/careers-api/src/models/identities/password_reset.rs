@@ -1,0 +1,248 @@
+//! Password resets (CONTRACT §10): a request, the token the mail worker issues for it, and the
+//! token's redemption.
+//!
+//! A request is stored as it arrived (its e-mail only), whether or not an account has that
+//! address, so that both cases do the same work in the same time. The mail worker resolves it:
+//! for an existing user, in one transaction, it voids the user's earlier tokens, stores the new
+//! token's SHA-256 and writes the message that carries the token into the outbox. The token
+//! itself exists only in that message, which the outbox clears once delivered.
+
+pub mod entity;
+pub mod request;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use chrono::{DateTime, Duration, Utc};
+use sea_orm::sea_query::{Expr, ExprTrait, Func};
+use sea_orm::{
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
+    QuerySelect, Set,
+};
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+
+use self::entity as reset;
+use self::request as reset_request;
+use super::normalize_email;
+use super::user::entity as user;
+use crate::db::{DataError, write_transaction};
+use crate::error::ApiError;
+use crate::forms::Errors;
+use crate::mail::{self, NewMail};
+
+/// How long a token is valid after its request.
+pub const TOKEN_LIFETIME_SECONDS: i64 = 30 * 60;
+
+/// `POST /identities/password_resets`.
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct PasswordResetRequestForm {
+    #[garde(length(min = 1, max = 254))]
+    pub email: Option<String>,
+}
+
+impl PasswordResetRequestForm {
+    pub fn validate(&self) -> Result<(), ApiError> {
+        let mut errors = Errors::of(self);
+        errors.require("email", self.email.is_some());
+        errors.finish()
+    }
+}
+
+/// `PATCH /identities/password_resets/current`.
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct PasswordResetForm {
+    /// The token of the reset message.
+    #[garde(length(min = 1, max = 256))]
+    pub token: Option<String>,
+    /// The new password: at least 12 characters.
+    #[garde(length(chars, min = 12, max = 1024))]
+    pub password: Option<String>,
+}
+
+impl PasswordResetForm {
+    pub fn validate(&self) -> Result<(), ApiError> {
+        let mut errors = Errors::of(self);
+        errors.require("token", self.token.is_some());
+        errors.require("password", self.password.is_some());
+        errors.finish()
+    }
+}
+
+/// The error of an unknown, used, voided or expired token.
+pub fn invalid_token() -> ApiError {
+    ApiError::field("token", "is invalid or has expired")
+}
+
+/// How a token is stored: lower-case hex SHA-256 (a token carries 256 random bits, so no salt
+/// or slow hash is needed to keep it unguessable from the hash).
+pub fn token_hash(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+/// A new token: 256 bits from the OS, base64url (43 characters).
+fn new_token() -> String {
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("operating system random number generator failed");
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Stores a request for the mail worker. The same statement for every address.
+pub async fn record_request(
+    db: &DatabaseConnection,
+    email: &str,
+    now: DateTime<Utc>,
+) -> Result<(), DataError> {
+    reset_request::ActiveModel {
+        email: Set(normalize_email(email)),
+        requested_at: Set(now),
+        ..Default::default()
+    }
+    .insert(db)
+    .await?;
+    Ok(())
+}
+
+/// What the reset message says and where its link goes.
+pub struct ResetMessage<'a> {
+    /// The frontend's page; `{token}` is replaced by the token.
+    pub url_template: &'a str,
+}
+
+impl ResetMessage<'_> {
+    fn mail(&self, recipient: &str, token: &str, expires_at: DateTime<Utc>) -> NewMail {
+        let link = self.url_template.replace("{token}", token);
+        NewMail {
+            recipient: recipient.to_owned(),
+            subject: "Reset your password".into(),
+            body: format!(
+                "Someone asked to reset the password of the careers account of this address.\n\n\
+                 To choose a new password, open this link within 30 minutes:\n\n{link}\n\n\
+                 The link works once. If you did not ask for it, ignore this message: your \
+                 password stays as it is.\n"
+            ),
+            not_after: expires_at,
+        }
+    }
+}
+
+/// Resolves up to `limit` pending requests, oldest first; how many it took. A request another
+/// instance took first is skipped.
+pub async fn resolve_requests(
+    db: &DatabaseConnection,
+    message: &ResetMessage<'_>,
+    now: DateTime<Utc>,
+    limit: u64,
+) -> Result<usize, DataError> {
+    let pending = reset_request::Entity::find()
+        .order_by_asc(reset_request::Column::Id)
+        .limit(limit)
+        .all(db)
+        .await?;
+    let mut resolved = 0;
+    for request in pending {
+        let txn = write_transaction(db).await?;
+        let claimed = reset_request::Entity::delete_by_id(request.id)
+            .exec(&txn)
+            .await?
+            .rows_affected
+            == 1;
+        if !claimed {
+            txn.rollback().await?;
+            continue;
+        }
+        let account = user::Entity::find()
+            .filter(Expr::expr(Func::lower(Expr::col(user::Column::Email))).eq(&request.email))
+            .one(&txn)
+            .await?;
+        if let Some(account) = account {
+            // A newer request voids the earlier tokens.
+            reset::Entity::delete_many()
+                .filter(reset::Column::UserId.eq(account.id))
+                .exec(&txn)
+                .await?;
+            let token = new_token();
+            let expires_at = request.requested_at + Duration::seconds(TOKEN_LIFETIME_SECONDS);
+            reset::ActiveModel {
+                user_id: Set(account.id),
+                token_hash: Set(token_hash(&token)),
+                created_at: Set(request.requested_at),
+                expires_at: Set(expires_at),
+                used_at: Set(None),
+                ..Default::default()
+            }
+            .insert(&txn)
+            .await?;
+            let mail = message.mail(&account.email, &token, expires_at);
+            mail::enqueue(&txn, mail, now).await?;
+            tracing::info!(user_id = account.id, "password reset issued");
+        }
+        txn.commit().await?;
+        resolved += 1;
+    }
+    Ok(resolved)
+}
+
+/// The user a valid token (unused, unexpired, not voided) resets.
+pub async fn user_of_token(
+    db: &DatabaseConnection,
+    token: &str,
+    now: DateTime<Utc>,
+) -> Result<Option<i64>, DataError> {
+    Ok(reset::Entity::find()
+        .filter(reset::Column::TokenHash.eq(token_hash(token)))
+        .filter(reset::Column::UsedAt.is_null())
+        .filter(reset::Column::ExpiresAt.gt(now))
+        .one(db)
+        .await?
+        .map(|r| r.user_id))
+}
+
+/// Uses the token and sets its user's password digest, in one transaction; the user, or
+/// `None` when the token is no longer valid (a concurrent redemption won). The user's other
+/// tokens go too.
+pub async fn redeem(
+    db: &DatabaseConnection,
+    token: &str,
+    password_digest: String,
+    now: DateTime<Utc>,
+) -> Result<Option<i64>, DataError> {
+    let hash = token_hash(token);
+    let txn = write_transaction(db).await?;
+    let used = reset::Entity::update_many()
+        .col_expr(reset::Column::UsedAt, Expr::value(now))
+        .filter(reset::Column::TokenHash.eq(&hash))
+        .filter(reset::Column::UsedAt.is_null())
+        .filter(reset::Column::ExpiresAt.gt(now))
+        .exec(&txn)
+        .await?
+        .rows_affected
+        == 1;
+    if !used {
+        txn.rollback().await?;
+        return Ok(None);
+    }
+    let Some(row) = reset::Entity::find()
+        .filter(reset::Column::TokenHash.eq(&hash))
+        .one(&txn)
+        .await?
+    else {
+        txn.rollback().await?;
+        return Ok(None);
+    };
+    user::Entity::update_many()
+        .col_expr(user::Column::PasswordDigest, Expr::value(password_digest))
+        .col_expr(user::Column::UpdatedAt, Expr::value(now))
+        .filter(user::Column::Id.eq(row.user_id))
+        .exec(&txn)
+        .await?;
+    reset::Entity::delete_many()
+        .filter(reset::Column::UserId.eq(row.user_id))
+        .filter(reset::Column::Id.ne(row.id))
+        .exec(&txn)
+        .await?;
+    txn.commit().await?;
+    Ok(Some(row.user_id))
+}

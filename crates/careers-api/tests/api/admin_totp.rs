@@ -1,0 +1,266 @@
+//! The admins' second factor (CONTRACT §11): enrolment, login with a TOTP code or a recovery
+//! code, `ADMIN_MFA=required`, removal, and the encryption key's rotation.
+
+use careers_api::areas::ADMIN;
+use reqwest::{Method, Response, StatusCode};
+use serde_json::{Value, json};
+use totp_rs::{Algorithm, Secret, TOTP};
+
+use crate::backend_tests;
+use crate::helpers::*;
+
+const EMAIL: &str = "grace@example.com";
+const TOTP_PATH: &str = "/team/identities/admins/totp";
+
+/// The code an authenticator app shows for `secret` (base32) at `time`.
+fn code_at(secret: &str, time: i64) -> String {
+    let bytes = Secret::Encoded(secret.to_owned()).to_bytes().unwrap();
+    TOTP::new_unchecked(Algorithm::SHA1, 6, 1, 30, bytes, None, String::new()).generate(time as u64)
+}
+
+fn now(app: &TestApp) -> i64 {
+    sessions::Clock::now(&*app.clock)
+}
+
+async fn totp(app: &TestApp, creds: &Creds, method: Method, body: Option<Value>) -> Response {
+    let request = creds.with_csrf(app.request(method, TOTP_PATH));
+    let request = match body {
+        Some(body) => request.json(&body),
+        None => request,
+    };
+    request.send().await.unwrap()
+}
+
+/// Enrols the creds' admin: (base32 secret, recovery codes).
+async fn enrol(app: &TestApp, creds: &Creds) -> (String, Vec<String>) {
+    let started = totp(app, creds, Method::POST, None).await;
+    assert_eq!(started.status(), StatusCode::CREATED);
+    let body: Value = started.json().await.unwrap();
+    let secret = body["secret"].as_str().unwrap().to_owned();
+    let code = code_at(&secret, now(app));
+    let confirmed = totp(app, creds, Method::PATCH, Some(json!({ "code": code }))).await;
+    assert_eq!(confirmed.status(), StatusCode::OK);
+    let body: Value = confirmed.json().await.unwrap();
+    let codes = body["recovery_codes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    (secret, codes)
+}
+
+async fn login(app: &TestApp, extra: Value) -> Response {
+    let mut body = json!({ "email": EMAIL, "password": PASSWORD });
+    body.as_object_mut()
+        .unwrap()
+        .extend(extra.as_object().unwrap().clone());
+    app.request(Method::POST, session_path(&ADMIN))
+        .json(&body)
+        .send()
+        .await
+        .unwrap()
+}
+
+backend_tests! {
+    async fn an_enrolment_is_confirmed_by_a_code_and_answers_ten_recovery_codes_once(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (admin_id, creds) = app.admin_session(EMAIL).await;
+        let no_csrf = creds.with_cookies(app.request(Method::POST, TOTP_PATH)).send().await.unwrap();
+        assert_error(no_csrf, StatusCode::FORBIDDEN, "csrf_failed").await;
+
+        let started = totp(&app, &creds, Method::POST, None).await;
+        assert_eq!(started.status(), StatusCode::CREATED);
+        let body: Value = started.json().await.unwrap();
+        let mut keys: Vec<&str> = body.as_object().unwrap().keys().map(String::as_str).collect();
+        keys.sort();
+        assert_eq!(keys, ["otpauth_uri", "secret"]);
+        let secret = body["secret"].as_str().unwrap().to_owned();
+        assert!(secret.len() >= 32, "160 bits in base32: {secret}");
+        let uri = body["otpauth_uri"].as_str().unwrap();
+        assert!(uri.starts_with("otpauth://totp/Careers:grace%40example.com?"), "{uri}");
+        assert!(uri.contains(&format!("secret={secret}")) && uri.contains("issuer=Careers"), "{uri}");
+        // At rest the secret is sealed, never the base32 text or its bytes.
+        let stored = crate::data_layer::scalar(&app, &format!("SELECT totp_secret FROM identities_admins WHERE id = {admin_id}")).await;
+        assert!(!stored.contains(&secret) && stored.len() > 40, "{stored}");
+
+        let wrong = totp(&app, &creds, Method::PATCH, Some(json!({ "code": "000000" }))).await;
+        let wrong_body = assert_error(wrong, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+        assert!(wrong_body["error"]["fields"]["code"].is_array());
+        let code = code_at(&secret, now(&app));
+        let confirmed = totp(&app, &creds, Method::PATCH, Some(json!({ "code": code }))).await;
+        assert_eq!(confirmed.status(), StatusCode::OK);
+        let body: Value = confirmed.json().await.unwrap();
+        let codes: Vec<&str> = body["recovery_codes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
+        assert_eq!(codes.len(), 10);
+        assert_eq!(codes.iter().collect::<std::collections::HashSet<_>>().len(), 10);
+        // Stored as hashes only.
+        let count = crate::data_layer::scalar(&app, &format!("SELECT COUNT(*) FROM identities_admin_recovery_codes WHERE admin_id = {admin_id}")).await;
+        assert_eq!(count, "10");
+        for code in &codes {
+            let found = crate::data_layer::scalar(&app, &format!("SELECT COUNT(*) FROM identities_admin_recovery_codes WHERE code_hash = '{code}'")).await;
+            assert_eq!(found, "0");
+        }
+        // Once confirmed, neither a new enrolment nor a second confirmation.
+        assert_error(totp(&app, &creds, Method::POST, None).await, StatusCode::CONFLICT, "conflict").await;
+        let again = totp(&app, &creds, Method::PATCH, Some(json!({ "code": code }))).await;
+        assert_error(again, StatusCode::CONFLICT, "conflict").await;
+    }
+
+    async fn with_a_factor_a_login_needs_a_code_that_is_accepted_once(backend) {
+        // Five failures allowed: four unrefunded `mfa_required` answers would use them up.
+        let app = TestApp::spawn_with(backend, &[("LOGIN_FAILURES_PER_ACCOUNT", "5")]).await;
+        let (_, creds) = app.admin_session(EMAIL).await;
+        let (secret, _) = enrol(&app, &creds).await;
+        app.clock.advance(30);
+
+        // The right password alone: 401 mfa_required, no cookie, and no failure counted.
+        for _ in 0..4 {
+            let response = login(&app, json!({})).await;
+            assert!(set_cookies(&response).is_empty());
+            assert_error(response, StatusCode::UNAUTHORIZED, "mfa_required").await;
+        }
+        // A wrong password never reveals that a factor exists.
+        let wrong_password = app.login_raw(&ADMIN, EMAIL, "not the password").await;
+        assert_error(wrong_password, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        // A wrong code is a failed login.
+        let wrong = login(&app, json!({ "otp": "000000" })).await;
+        assert!(set_cookies(&wrong).is_empty());
+        assert_error(wrong, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+
+        let code = code_at(&secret, now(&app));
+        let response = login(&app, json!({ "otp": code })).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        assert_eq!(set_cookies(&response).len(), 2);
+        // The same code again, in the same step: refused.
+        let replay = login(&app, json!({ "otp": code })).await;
+        assert_error(replay, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        // One step of skew: a code of the previous step after 60 s is still good once.
+        app.clock.advance(60);
+        let late = code_at(&secret, now(&app) - 30);
+        assert_eq!(login(&app, json!({ "otp": late })).await.status(), StatusCode::CREATED);
+        // Two steps away: refused.
+        app.clock.advance(30);
+        let stale = code_at(&secret, now(&app) - 60);
+        let current = code_at(&secret, now(&app));
+        if stale != current && stale != code_at(&secret, now(&app) + 30) {
+            assert_error(login(&app, json!({ "otp": stale })).await, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        }
+    }
+
+    async fn a_recovery_code_logs_in_once(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (_, creds) = app.admin_session(EMAIL).await;
+        let (_, codes) = enrol(&app, &creds).await;
+        let first = codes[0].to_uppercase().replace('-', "");
+        assert_eq!(login(&app, json!({ "recovery_code": first })).await.status(), StatusCode::CREATED, "dashes and case do not matter");
+        let again = login(&app, json!({ "recovery_code": codes[0] })).await;
+        assert_error(again, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        assert_eq!(login(&app, json!({ "recovery_code": codes[1] })).await.status(), StatusCode::CREATED);
+        let made_up = login(&app, json!({ "recovery_code": "aaaa-bbbb-cccc-dddd" })).await;
+        assert_error(made_up, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+    }
+
+    async fn when_required_an_admin_without_a_factor_may_only_enrol_refresh_and_log_out(backend) {
+        let app = TestApp::spawn_with(backend, &[("ADMIN_MFA", "required")]).await;
+        let (_, creds) = app.admin_session(EMAIL).await;
+        for path in ["/admin-user/identities/users", "/team/identities/admins/sessions"] {
+            let response = creds.with_cookies(app.request(Method::GET, path)).send().await.unwrap();
+            assert_error(response, StatusCode::FORBIDDEN, "mfa_enrollment_required").await;
+        }
+        let refreshed = app.refresh(&creds).await;
+        assert_eq!(refreshed.status(), StatusCode::OK);
+        let creds = Creds::from_response(&ADMIN, &refreshed);
+        let (secret, _) = enrol(&app, &creds).await;
+        let users = creds.with_cookies(app.request(Method::GET, "/admin-user/identities/users")).send().await.unwrap();
+        assert_eq!(users.status(), StatusCode::OK, "enrolled: the team area opens");
+        // Removing the factor is not allowed when it is required.
+        app.clock.advance(30);
+        let code = code_at(&secret, now(&app));
+        let removal = totp(&app, &creds, Method::DELETE, Some(json!({ "code": code }))).await;
+        assert_error(removal, StatusCode::FORBIDDEN, "forbidden").await;
+        assert_eq!(app.logout(&creds).await.status(), StatusCode::NO_CONTENT);
+    }
+
+    async fn an_unenrolled_admin_can_log_out_under_required(backend) {
+        let app = TestApp::spawn_with(backend, &[("ADMIN_MFA", "required")]).await;
+        let (_, creds) = app.admin_session(EMAIL).await;
+        assert_eq!(app.logout(&creds).await.status(), StatusCode::NO_CONTENT);
+    }
+
+    async fn under_optional_a_factor_is_removed_with_a_code(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (_, creds) = app.admin_session(EMAIL).await;
+        assert_error(totp(&app, &creds, Method::DELETE, Some(json!({ "code": "123456" }))).await, StatusCode::NOT_FOUND, "not_found").await;
+        let (secret, codes) = enrol(&app, &creds).await;
+        let wrong = totp(&app, &creds, Method::DELETE, Some(json!({ "code": "000000" }))).await;
+        assert_error(wrong, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+        let missing = totp(&app, &creds, Method::DELETE, Some(json!({}))).await;
+        assert_error(missing, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+        assert_eq!(login(&app, json!({})).await.status(), StatusCode::UNAUTHORIZED, "still required");
+        let removed = totp(&app, &creds, Method::DELETE, Some(json!({ "code": codes[3] }))).await;
+        assert_eq!(removed.status(), StatusCode::NO_CONTENT);
+        assert_eq!(login(&app, json!({})).await.status(), StatusCode::CREATED, "a password alone again");
+        let _ = secret;
+    }
+}
+
+/// `MFA_ENCRYPTION_KEY` rotation: a new key first, the old one kept; the first login re-seals
+/// the secret with the new key, after which the old key can go.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_encryption_key_rotates_without_losing_a_factor() {
+    const OLD: &str = "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=";
+    const NEW: &str = "AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=";
+    let backend = Backend::SqliteMemory;
+    let first = TestApp::spawn_with(backend, &[("MFA_ENCRYPTION_KEY", OLD)]).await;
+    let (admin_id, creds) = first.admin_session(EMAIL).await;
+    let (secret, _) = enrol(&first, &creds).await;
+    let sealed_before = crate::data_layer::scalar(
+        &first,
+        &format!("SELECT totp_secret FROM identities_admins WHERE id = {admin_id}"),
+    )
+    .await;
+
+    let database = first.env["DATABASE_URL"].clone();
+    let both = format!("{NEW},{OLD}");
+    let second = TestApp::spawn_with(
+        backend,
+        &[
+            ("DATABASE_URL", database.as_str()),
+            ("MFA_ENCRYPTION_KEY", both.as_str()),
+        ],
+    )
+    .await;
+    second
+        .clock
+        .advance((now(&first) - now(&second)).max(0) + 30);
+    let code = code_at(&secret, now(&second));
+    assert_eq!(
+        login(&second, json!({ "otp": code })).await.status(),
+        StatusCode::CREATED
+    );
+    let sealed_after = crate::data_layer::scalar(
+        &second,
+        &format!("SELECT totp_secret FROM identities_admins WHERE id = {admin_id}"),
+    )
+    .await;
+    assert_ne!(sealed_before, sealed_after, "re-sealed with the new key");
+
+    let third = TestApp::spawn_with(
+        backend,
+        &[
+            ("DATABASE_URL", database.as_str()),
+            ("MFA_ENCRYPTION_KEY", NEW),
+        ],
+    )
+    .await;
+    third
+        .clock
+        .advance((now(&second) - now(&third)).max(0) + 30);
+    let code = code_at(&secret, now(&third));
+    assert_eq!(
+        login(&third, json!({ "otp": code })).await.status(),
+        StatusCode::CREATED,
+        "the old key is no longer needed"
+    );
+}
