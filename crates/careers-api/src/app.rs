@@ -1,5 +1,5 @@
 //! The service: the router inside its edge layer, shared by `serve` and the tests, and the
-//! server's background work.
+//! server's background work (the memory store's sweeper, the mail worker).
 
 use std::future::Future;
 use std::time::Duration;
@@ -9,9 +9,12 @@ use axum::{Router, ServiceExt};
 use sessions::AnyStore;
 use tower::Layer;
 
+use crate::db::DataError;
 use crate::edge::{Edge, EdgeLayer};
 use crate::error::ApiError;
 use crate::extract::BODY_LIMIT;
+use crate::mail;
+use crate::models::identities::password_reset::{self, ResetMessage};
 use crate::state::AppState;
 
 /// The service `serve` runs: the router inside the edge layer (request id, headers, CORS,
@@ -59,4 +62,37 @@ pub fn spawn_memory_sweeper(state: &AppState) {
             }
         });
     }
+}
+
+/// How often the mail worker looks for due work when nobody wakes it.
+const MAIL_POLL: Duration = Duration::from_secs(1);
+
+/// Starts the process's mail worker (CONTRACT §10): every pending message is due at once, then
+/// a round runs whenever a request wakes it and at least every second.
+pub fn spawn_mail_worker(state: &AppState) {
+    let state = state.clone();
+    tokio::spawn(async move {
+        if let Err(error) = mail::make_pending_due(&state.db, state.now()).await {
+            tracing::warn!(%error, "mail outbox: could not reschedule pending messages");
+        }
+        loop {
+            if let Err(error) = mail_round(&state).await {
+                tracing::warn!(%error, "mail outbox: round failed; retrying");
+            }
+            tokio::select! {
+                () = state.mail.woken() => {}
+                () = tokio::time::sleep(MAIL_POLL) => {}
+            }
+        }
+    });
+}
+
+/// One round of the mail worker: resolve pending reset requests, then deliver due messages.
+pub async fn mail_round(state: &AppState) -> Result<(), DataError> {
+    let now = state.now();
+    let message = ResetMessage {
+        url_template: state.mail.reset_url(),
+    };
+    while password_reset::resolve_requests(&state.db, &message, now, mail::BATCH).await? > 0 {}
+    mail::deliver_due(&state.db, &state.mail, now).await
 }

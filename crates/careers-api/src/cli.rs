@@ -227,7 +227,7 @@ async fn serve(config: Config) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     app::spawn_memory_sweeper(&state);
-    crate::mail::spawn_worker(&state);
+    app::spawn_mail_worker(&state);
     let listener = tokio::net::TcpListener::bind(bind_addr)
         .await
         .map_err(|e| format!("cannot listen on {bind_addr}: {e}"))?;

@@ -1,4 +1,5 @@
-//! Outgoing mail through a durable outbox (CONTRACT §10).
+//! Outgoing mail through a durable outbox (CONTRACT §10). The worker that drives it is the
+//! server's background work (`app::spawn_mail_worker`).
 //!
 //! A message is a row of `mail_outbox`, written in the transaction that makes its content (a
 //! password reset's token), so that it is never lost and never sent for a rolled-back change.
@@ -28,18 +29,14 @@ use tokio::sync::Notify;
 
 use self::entity as outbox;
 use crate::db::DataError;
-use crate::models::identities::password_reset::{self, ResetMessage};
-use crate::state::AppState;
 
 /// The first retry's wait; each further one doubles, up to [`MAX_BACKOFF_SECONDS`].
 pub const FIRST_BACKOFF_SECONDS: i64 = 10;
 pub const MAX_BACKOFF_SECONDS: i64 = 5 * 60;
 /// How long an attempt keeps other instances off its message.
 const LEASE_SECONDS: i64 = 60;
-/// How often the worker looks for due work when nobody wakes it.
-const POLL: Duration = Duration::from_secs(1);
 /// Messages and requests taken per round.
-const BATCH: u64 = 20;
+pub const BATCH: u64 = 20;
 /// How long one SMTP exchange may take.
 const SMTP_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -128,6 +125,16 @@ impl Mailer {
         self.wake.notify_one();
     }
 
+    /// Resolves when [`wake`](Self::wake) was called.
+    pub async fn woken(&self) {
+        self.wake.notified().await;
+    }
+
+    /// The frontend's reset page, `{token}` to be replaced.
+    pub fn reset_url(&self) -> &str {
+        &self.reset_url
+    }
+
     async fn send(&self, message: Message) -> Result<(), String> {
         match &self.transport {
             Transport::Smtp(smtp) => smtp
@@ -155,28 +162,8 @@ pub fn backoff_seconds(attempts: i32) -> i64 {
     (FIRST_BACKOFF_SECONDS << doublings).min(MAX_BACKOFF_SECONDS)
 }
 
-/// Starts the process's mail worker: every pending message is due at once, then the worker
-/// runs whenever woken and at least every second.
-pub fn spawn_worker(state: &AppState) {
-    let state = state.clone();
-    tokio::spawn(async move {
-        if let Err(error) = make_pending_due(&state.db, state.now()).await {
-            tracing::warn!(%error, "mail outbox: could not reschedule pending messages");
-        }
-        loop {
-            if let Err(error) = run_once(&state).await {
-                tracing::warn!(%error, "mail outbox: round failed; retrying");
-            }
-            tokio::select! {
-                () = state.mail.wake.notified() => {}
-                () = tokio::time::sleep(POLL) => {}
-            }
-        }
-    });
-}
-
-/// At start, messages waiting out a backoff are tried at once.
-async fn make_pending_due(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<(), DbErr> {
+/// At start, messages waiting out a backoff are made due at once.
+pub async fn make_pending_due(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<(), DbErr> {
     outbox::Entity::update_many()
         .col_expr(outbox::Column::NextAttemptAt, Expr::value(now))
         .filter(outbox::Column::SentAt.is_null())
@@ -187,17 +174,8 @@ async fn make_pending_due(db: &DatabaseConnection, now: DateTime<Utc>) -> Result
     Ok(())
 }
 
-/// One round of the worker: resolve pending reset requests, then deliver due messages.
-pub async fn run_once(state: &AppState) -> Result<(), DataError> {
-    let now = state.now();
-    let message = ResetMessage {
-        url_template: &state.mail.reset_url,
-    };
-    while password_reset::resolve_requests(&state.db, &message, now, BATCH).await? > 0 {}
-    deliver_due(&state.db, &state.mail, now).await
-}
-
-async fn deliver_due(
+/// Delivers the messages due at `now`, each under a lease.
+pub async fn deliver_due(
     db: &DatabaseConnection,
     mailer: &Mailer,
     now: DateTime<Utc>,

@@ -13,10 +13,6 @@ use sha2::{Digest, Sha256};
 use subtle::ConstantTimeEq;
 use totp_rs::{Algorithm, TOTP};
 
-use crate::error::ApiError;
-use crate::models::identities::admin;
-use crate::state::AppState;
-
 /// The issuer an authenticator app shows.
 pub const ISSUER: &str = "Careers";
 const DIGITS: usize = 6;
@@ -174,50 +170,6 @@ pub enum Factor {
     Missing,
     /// A code came and was wrong, or already used.
     Wrong,
-}
-
-/// Checks the second factor of `admin` (CONTRACT §11): a TOTP code of the current step or one
-/// either side, not used before; or an unused recovery code, now used. A secret sealed with an
-/// older `MFA_ENCRYPTION_KEY` is sealed again with the current one on its first use.
-pub async fn check_factor(
-    state: &AppState,
-    admin: &admin::entity::Model,
-    otp: Option<&str>,
-    recovery_code: Option<&str>,
-) -> Result<Factor, ApiError> {
-    let (Some(sealed), Some(_)) = (admin.totp_secret.as_deref(), admin.totp_confirmed_at) else {
-        return Ok(Factor::NotRequired);
-    };
-    if let Some(code) = otp {
-        let Some((secret, stale_key)) = state.secrets.open(admin.id, sealed) else {
-            tracing::error!(
-                admin_id = admin.id,
-                "TOTP secret does not open with MFA_ENCRYPTION_KEY: was a key removed too early?"
-            );
-            return Err(ApiError::Internal);
-        };
-        let Some(step) = matching_step(&secret, code.trim(), state.sessions.now()) else {
-            return Ok(Factor::Wrong);
-        };
-        if !admin::use_totp_step(&state.db, admin.id, step).await? {
-            return Ok(Factor::Wrong);
-        }
-        if stale_key {
-            admin::reseal_totp(&state.db, admin.id, state.secrets.seal(admin.id, &secret)).await?;
-        }
-        return Ok(Factor::Verified);
-    }
-    if let Some(code) = recovery_code {
-        let used =
-            admin::use_recovery_code(&state.db, admin.id, &recovery_code_hash(code), state.now())
-                .await?;
-        if used {
-            tracing::warn!(admin_id = admin.id, "recovery code used");
-            return Ok(Factor::Verified);
-        }
-        return Ok(Factor::Wrong);
-    }
-    Ok(Factor::Missing)
 }
 
 #[cfg(test)]

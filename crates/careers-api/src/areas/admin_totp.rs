@@ -146,7 +146,16 @@ async fn remove_factor(
     } else {
         (None, Some(code))
     };
-    match mfa::check_factor(&state, &ctx.admin, otp, recovery).await? {
+    let factor = admin::check_factor(
+        &state.db,
+        &state.secrets,
+        &ctx.admin,
+        otp,
+        recovery,
+        state.sessions.now(),
+    )
+    .await?;
+    match factor {
         Factor::Verified => {
             admin::remove_totp(&state.db, ctx.admin.id).await?;
             tracing::warn!(admin_id = ctx.admin.id, "second factor removed");

@@ -26,7 +26,7 @@ use crate::error::responses::{
     UnsafeAreaErrors,
 };
 use crate::extract::Json;
-use crate::mfa::{self, Factor};
+use crate::mfa::Factor;
 use crate::models::identities::admin::{self, AdminView};
 use crate::models::identities::session::{SessionList, SessionOne, SessionView};
 use crate::models::identities::user::{self, UserView};
@@ -172,7 +172,15 @@ impl Principal for AdminPrincipal {
         recovery_code: Option<&str>,
     ) -> Result<Factor, ApiError> {
         match admin::find_admin(&state.db, id).await? {
-            Some(admin) => mfa::check_factor(state, &admin, otp, recovery_code).await,
+            Some(admin) => Ok(admin::check_factor(
+                &state.db,
+                &state.secrets,
+                &admin,
+                otp,
+                recovery_code,
+                state.sessions.now(),
+            )
+            .await?),
             None => Ok(Factor::Wrong),
         }
     }

@@ -15,7 +15,8 @@ pub enum DataError {
     /// The record to read or change does not exist.
     #[error("not found")]
     NotFound,
-    /// A record written or found a moment ago could not be read back.
+    /// A record written or found a moment ago could not be read back, or holds what the
+    /// service cannot read (a TOTP secret no configured key opens).
     #[error("a record vanished between two statements")]
     Inconsistent,
     /// The database failed or could not be reached.

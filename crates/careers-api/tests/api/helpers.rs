@@ -186,7 +186,7 @@ impl TestApp {
 
     /// Starts the mail outbox's worker, as `serve` does.
     pub fn start_mail_worker(&self) {
-        careers_api::mail::spawn_worker(&self.state);
+        careers_api::app::spawn_mail_worker(&self.state);
     }
 
     /// SQL statements run through the application's connection so far.

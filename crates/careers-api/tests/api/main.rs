@@ -17,6 +17,7 @@ mod hardening;
 mod instances;
 mod isolation;
 mod key_rotation;
+mod module_rules;
 mod openapi;
 mod password_reset;
 mod performance_guards;

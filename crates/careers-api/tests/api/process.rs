@@ -450,3 +450,168 @@ async fn two_processes_sharing_postgres_and_redis_behave_as_one() {
     let ended = read(&b.base, &new).await.unwrap();
     assert_error(ended, StatusCode::UNAUTHORIZED, "session_ended").await;
 }
+
+/// A password reset and an admin's TOTP enrolment and login through the real binary at
+/// `RUST_LOG=trace`: the reset token, the TOTP secret, its codes and the recovery codes appear
+/// nowhere in the log (CONTRACT §10, §11).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_never_contain_reset_tokens_totp_secrets_or_codes() {
+    let file = std::env::temp_dir().join(format!("careers-proc-{}.db", random_suffix()));
+    let outbox = std::env::temp_dir().join(format!("careers-proc-outbox-{}", random_suffix()));
+    let port = free_port();
+    let mut env = env_for(&file, port);
+    env.push(("MAIL_OUTBOX_DIR", outbox.display().to_string()));
+    create_ada(&env);
+    let admin = Command::new(BIN)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("RUST_LOG", "off")
+        .args([
+            "admins",
+            "create",
+            "--email",
+            "grace@example.com",
+            "--password",
+            PASSWORD,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        admin.status.success(),
+        "{}",
+        String::from_utf8_lossy(&admin.stderr)
+    );
+    let mut server = spawn_server(env, file, port).await;
+    let client = reqwest::Client::new();
+    let url = |path: &str| format!("{}{}", server.base, path);
+
+    // The reset: its message lands in the outbox directory.
+    let asked = client
+        .post(url("/identities/password_resets"))
+        .json(&json!({ "email": "ada@example.com" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(asked.status(), StatusCode::ACCEPTED);
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let message = loop {
+        let found = std::fs::read_dir(&outbox)
+            .ok()
+            .and_then(|mut entries| entries.next())
+            .and_then(Result::ok);
+        if let Some(entry) = found {
+            break std::fs::read_to_string(entry.path()).unwrap();
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no message in the outbox directory"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let text = message
+        .replace("=\r\n", "")
+        .replace("=\n", "")
+        .replace("=3D", "=");
+    let start = text.find("token=").unwrap() + "token=".len();
+    let token: String = text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect();
+    let new_password = "a brand new passphrase";
+    let reset = client
+        .patch(url("/identities/password_resets/current"))
+        .json(&json!({ "token": token, "password": new_password }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(reset.status(), StatusCode::NO_CONTENT);
+
+    // The admin enrols a second factor and logs in with a code and a recovery code.
+    let login = client
+        .post(url("/team/identities/admins/sessions"))
+        .json(&json!({ "email": "grace@example.com", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    let admin = Creds::from_response(&careers_api::areas::ADMIN, &login);
+    let started: Value = admin
+        .with_csrf(client.post(url("/team/identities/admins/totp")))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let secret = started["secret"].as_str().unwrap().to_owned();
+    let totp = |time: u64| {
+        let bytes = totp_rs::Secret::Encoded(secret.clone()).to_bytes().unwrap();
+        totp_rs::TOTP::new_unchecked(
+            totp_rs::Algorithm::SHA1,
+            6,
+            1,
+            30,
+            bytes,
+            None,
+            String::new(),
+        )
+        .generate(time)
+    };
+    let now = || {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs()
+    };
+    let code = totp(now());
+    let confirmed: Value = admin
+        .with_csrf(client.patch(url("/team/identities/admins/totp")))
+        .json(&json!({ "code": code }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let recovery: Vec<String> = confirmed["recovery_codes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect();
+    let with_recovery = client
+        .post(url("/team/identities/admins/sessions"))
+        .json(&json!({ "email": "grace@example.com", "password": PASSWORD, "recovery_code": recovery[0] }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(with_recovery.status(), StatusCode::CREATED);
+    let wrong_code = client
+        .post(url("/team/identities/admins/sessions"))
+        .json(&json!({ "email": "grace@example.com", "password": PASSWORD, "otp": "999999" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong_code.status(), StatusCode::UNAUTHORIZED);
+
+    let (_, log) = stop(&mut server);
+    let _ = std::fs::remove_dir_all(&outbox);
+    let mut secrets = vec![
+        token.clone(),
+        secret.clone(),
+        code.clone(),
+        new_password.to_owned(),
+    ];
+    secrets.extend(recovery.iter().cloned());
+    secrets.extend(recovery.iter().map(|c| c.replace('-', "")));
+    for value in &secrets {
+        assert!(
+            !log.contains(value.as_str()),
+            "the log contains a secret ({} chars)",
+            value.len()
+        );
+    }
+    assert!(
+        log.contains("password reset issued") && log.contains("mail outbox: delivered"),
+        "the events are logged, by id"
+    );
+    assert!(log.contains("second factor confirmed") && log.contains("recovery code used"));
+}

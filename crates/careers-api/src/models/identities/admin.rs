@@ -14,6 +14,7 @@ use serde::Serialize;
 use self::entity as admin;
 use super::{email_taken_or, normalize_email};
 use crate::db::{DataError, write_transaction};
+use crate::mfa::{self, Factor, SecretBox};
 
 /// `Identities::Admin` in the admin login body.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -243,4 +244,49 @@ pub async fn remove_totp(db: &DatabaseConnection, id: i64) -> Result<(), DataErr
     replace_recovery_codes(&txn, id, Vec::new()).await?;
     txn.commit().await?;
     Ok(())
+}
+
+/// Checks the second factor of `admin` at `now` (CONTRACT §11): a TOTP code of the current
+/// step or one either side, not used before; or an unused recovery code, now used. A secret
+/// sealed with an older `MFA_ENCRYPTION_KEY` is sealed again with the current one on its first
+/// use; a secret no listed key opens is `Inconsistent` (a 500, logged), not a wrong code.
+pub async fn check_factor(
+    db: &DatabaseConnection,
+    secrets: &SecretBox,
+    admin: &admin::Model,
+    otp: Option<&str>,
+    recovery_code: Option<&str>,
+    now: i64,
+) -> Result<Factor, DataError> {
+    let (Some(sealed), Some(_)) = (admin.totp_secret.as_deref(), admin.totp_confirmed_at) else {
+        return Ok(Factor::NotRequired);
+    };
+    if let Some(code) = otp {
+        let Some((secret, stale_key)) = secrets.open(admin.id, sealed) else {
+            tracing::error!(
+                admin_id = admin.id,
+                "TOTP secret does not open with MFA_ENCRYPTION_KEY: was a key removed too early?"
+            );
+            return Err(DataError::Inconsistent);
+        };
+        let Some(step) = mfa::matching_step(&secret, code.trim(), now) else {
+            return Ok(Factor::Wrong);
+        };
+        if !use_totp_step(db, admin.id, step).await? {
+            return Ok(Factor::Wrong);
+        }
+        if stale_key {
+            reseal_totp(db, admin.id, secrets.seal(admin.id, &secret)).await?;
+        }
+        return Ok(Factor::Verified);
+    }
+    if let Some(code) = recovery_code {
+        let at = DateTime::from_timestamp(now, 0).unwrap_or_default();
+        if use_recovery_code(db, admin.id, &mfa::recovery_code_hash(code), at).await? {
+            tracing::warn!(admin_id = admin.id, "recovery code used");
+            return Ok(Factor::Verified);
+        }
+        return Ok(Factor::Wrong);
+    }
+    Ok(Factor::Missing)
 }
