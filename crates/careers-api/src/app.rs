@@ -26,6 +26,22 @@ pub type App = Edge<Router>;
 pub fn build_app(state: AppState) -> App {
     let edge = EdgeLayer::new(state.sessions.origins().clone());
     let (router, _) = crate::openapi::router().split_for_parts();
+    // Swagger UI from the binary (`vendored`: no CDN, nothing fetched at build time), reading
+    // the document the router already serves at /openapi.json.
+    let router = if state.config.api_docs {
+        router.merge(
+            utoipa_swagger_ui::SwaggerUi::new("/docs")
+                .config(utoipa_swagger_ui::Config::from("/openapi.json")),
+        )
+    } else {
+        router
+    };
+    // The HTTP series need the route template, which only a route layer sees.
+    let router = if crate::metrics::enabled() {
+        router.route_layer(axum::middleware::from_fn(crate::metrics::record_http))
+    } else {
+        router
+    };
     let router = router
         .fallback(|| async { ApiError::NoRoute })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
@@ -94,5 +110,10 @@ pub async fn mail_round(state: &AppState) -> Result<(), DataError> {
         url_template: state.mail.reset_url(),
     };
     while password_reset::resolve_requests(&state.db, &message, now, mail::BATCH).await? > 0 {}
-    mail::deliver_due(&state.db, &state.mail, now).await
+    mail::deliver_due(&state.db, &state.mail, now).await?;
+    if crate::metrics::enabled() {
+        let pending = mail::pending(&state.db).await?;
+        ::metrics::gauge!(crate::metrics::OUTBOX_PENDING).set(pending as f64);
+    }
+    Ok(())
 }

@@ -223,6 +223,11 @@ async fn serve(config: Config) -> Result<(), String> {
         tracing::info!(dir = %config.mail.outbox_dir, "mail: no SMTP_URL, messages are written as .eml files");
     }
     let bind_addr = config.bind_addr;
+    if let Some(addr) = config.metrics_addr {
+        let handle = crate::metrics::install()?;
+        let bound = crate::metrics::serve(addr, handle).await?;
+        tracing::info!(%bound, "metrics: GET /metrics");
+    }
     let state = AppState::build(config, Arc::new(SystemClock))
         .await
         .map_err(|e| e.to_string())?;
@@ -388,6 +393,7 @@ async fn set_admin_password(config: Config, email: String) -> Result<(), String>
         .await
         .map_err(|e| e.to_string())?;
     println!("admin {}: password set", admin.id);
+    crate::audit::record(None, crate::audit::Action::AdminPasswordSet, admin.id);
     // The admin's sessions end with the old password (CONTRACT §10).
     if config.redis_url.is_none() {
         eprintln!(

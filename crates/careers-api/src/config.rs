@@ -94,6 +94,10 @@ pub struct Config {
     pub mail: MailConfig,
     /// The admins' second factor (CONTRACT §11).
     pub mfa: MfaConfig,
+    /// `API_DOCS`: Swagger UI at `/docs` (CONTRACT §13); on by default in development.
+    pub api_docs: bool,
+    /// `METRICS_ADDR`: the Prometheus listener (CONTRACT §13); unset: no metrics.
+    pub metrics_addr: Option<SocketAddr>,
 }
 
 /// `ADMIN_MFA` and `MFA_ENCRYPTION_KEY`.
@@ -408,6 +412,28 @@ impl Config {
             key_derived: mfa_key_derived,
         };
 
+        let api_docs = match get("API_DOCS").as_deref() {
+            None => env.is_development(),
+            Some("on") => true,
+            Some("off") => false,
+            Some(other) => return fail(format!("API_DOCS must be on or off, got {other:?}")),
+        };
+
+        let metrics_addr = match get("METRICS_ADDR") {
+            None => None,
+            Some(text) => match text.parse::<SocketAddr>() {
+                Ok(addr) if Some(addr) == Some(bind_addr) => {
+                    return fail(
+                        "METRICS_ADDR must differ from BIND_ADDR: metrics are never public",
+                    );
+                }
+                Ok(addr) => Some(addr),
+                Err(_) => {
+                    return fail(format!("METRICS_ADDR is not an address:port, got {text:?}"));
+                }
+            },
+        };
+
         Ok(Self {
             env,
             bind_addr,
@@ -425,6 +451,8 @@ impl Config {
             idle_timeouts,
             mail,
             mfa,
+            api_docs,
+            metrics_addr,
         })
     }
 }

@@ -298,6 +298,7 @@ impl From<SessionError> for ApiError {
 
 impl From<StoreError> for ApiError {
     fn from(error: StoreError) -> Self {
+        ::metrics::counter!(crate::metrics::STORE_ERRORS).increment(1);
         tracing::error!(%error, "token store failure: failing closed");
         Self::Unavailable
     }
@@ -323,6 +324,7 @@ impl From<DbErr> for ApiError {
         if let DbErr::RecordNotFound(_) = error {
             return Self::NotFound;
         }
+        ::metrics::counter!(crate::metrics::DATABASE_ERRORS).increment(1);
         if is_connection_failure(&error) {
             tracing::error!(%error, "database unreachable: failing closed");
             Self::Unavailable

@@ -5,6 +5,7 @@
 
 pub mod app;
 pub mod areas;
+pub mod audit;
 pub mod cli;
 pub mod config;
 pub mod contexts;
@@ -15,6 +16,7 @@ pub mod extract;
 pub mod forms;
 pub mod logging;
 pub mod mail;
+pub mod metrics;
 pub mod mfa;
 pub mod models;
 pub mod openapi;

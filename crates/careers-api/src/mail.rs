@@ -174,6 +174,16 @@ pub async fn make_pending_due(db: &DatabaseConnection, now: DateTime<Utc>) -> Re
     Ok(())
 }
 
+/// How many messages wait for delivery (the `careers_mail_outbox_pending` gauge).
+pub async fn pending(db: &DatabaseConnection) -> Result<u64, DbErr> {
+    use sea_orm::PaginatorTrait;
+    outbox::Entity::find()
+        .filter(outbox::Column::SentAt.is_null())
+        .filter(outbox::Column::DroppedAt.is_null())
+        .count(db)
+        .await
+}
+
 /// Delivers the messages due at `now`, each under a lease.
 pub async fn deliver_due(
     db: &DatabaseConnection,
@@ -244,6 +254,7 @@ async fn deliver(
             tracing::info!(mail_id = id, attempts, "mail outbox: delivered");
         }
         Err(error) => {
+            ::metrics::counter!(crate::metrics::MAIL_FAILURES).increment(1);
             let wait = backoff_seconds(attempts);
             let error: String = error.chars().take(500).collect();
             row.next_attempt_at = Set(now + chrono::Duration::seconds(wait));

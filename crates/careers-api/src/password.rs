@@ -169,12 +169,20 @@ impl Passwords {
     }
 
     fn join_line(&self) -> Result<InLine<'_>, ApiError> {
-        self.waiting
+        match self
+            .waiting
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
                 (n < self.max_waiting).then_some(n + 1)
-            })
-            .map(|_| InLine(&self.waiting))
-            .map_err(|_| ApiError::Busy)
+            }) {
+            Ok(before) => {
+                ::metrics::gauge!(crate::metrics::HASH_QUEUE).set((before + 1) as f64);
+                Ok(InLine(&self.waiting))
+            }
+            Err(_) => {
+                ::metrics::counter!(crate::metrics::HASH_REFUSALS).increment(1);
+                Err(ApiError::Busy)
+            }
+        }
     }
 }
 
@@ -192,7 +200,8 @@ struct InLine<'a>(&'a AtomicUsize);
 
 impl Drop for InLine<'_> {
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::AcqRel);
+        let before = self.0.fetch_sub(1, Ordering::AcqRel);
+        ::metrics::gauge!(crate::metrics::HASH_QUEUE).set(before.saturating_sub(1) as f64);
     }
 }
 
@@ -240,7 +249,10 @@ impl Admission {
         // Every queued job holds a slot and the channel holds as many jobs as there are slots.
         match jobs.try_send(job) {
             Ok(()) => result.await.map_err(|_| ApiError::Internal),
-            Err(TrySendError::Full(_)) => Err(ApiError::Busy),
+            Err(TrySendError::Full(_)) => {
+                ::metrics::counter!(crate::metrics::HASH_REFUSALS).increment(1);
+                Err(ApiError::Busy)
+            }
             Err(TrySendError::Disconnected(_)) => Err(ApiError::Unavailable),
         }
     }

@@ -79,6 +79,52 @@ impl Authenticated {
     }
 }
 
+/// Why sessions ended, as the `careers_sessions_ended_total{context,reason}` series spells it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EndReason {
+    /// Logout of the session itself.
+    Logout,
+    /// Ended by its owner from another session, by an admin, or by a new login in the same
+    /// browser.
+    Revoked,
+    /// Unused for the context's idle timeout.
+    Idle,
+    /// A superseded token was presented (possible theft).
+    Theft,
+    /// The least recently used beyond the per-identity cap.
+    Cap,
+    /// A password change or reset.
+    Password,
+    /// `sessions flush`.
+    Flush,
+}
+
+impl EndReason {
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Logout => "logout",
+            Self::Revoked => "revoked",
+            Self::Idle => "idle",
+            Self::Theft => "theft",
+            Self::Cap => "cap",
+            Self::Password => "password",
+            Self::Flush => "flush",
+        }
+    }
+}
+
+/// Counts `n` ended sessions of `context` (a no-op without a metrics recorder).
+fn ended(context: &SessionContext, reason: EndReason, n: u64) {
+    if n > 0 {
+        metrics::counter!(
+            "careers_sessions_ended_total",
+            "context" => context.name,
+            "reason" => reason.name()
+        )
+        .increment(n);
+    }
+}
+
 /// One session of an identity as its owner (or an admin) sees it (CONTRACT §9).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SessionInfo {
@@ -213,6 +259,7 @@ impl SessionEngine {
                 .revoke(context.namespace, &replaced.session_key())
                 .await?
         {
+            ended(context, EndReason::Revoked, 1);
             tracing::info!(
                 context = context.name,
                 identity_id = replaced.subject,
@@ -249,6 +296,7 @@ impl SessionEngine {
             )
             .await?;
         if evicted > 0 {
+            ended(context, EndReason::Cap, evicted as u64);
             tracing::info!(
                 context = context.name,
                 identity_id = subject,
@@ -286,7 +334,9 @@ impl SessionEngine {
             .ok_or(SessionError::SessionEnded)?;
         let idle_seconds = self.idle_seconds(context);
         if idle_out(live.last_seen_at, now, idle_seconds) {
-            self.store.revoke(context.namespace, &key).await?;
+            if self.store.revoke(context.namespace, &key).await? {
+                ended(context, EndReason::Idle, 1);
+            }
             tracing::info!(
                 context = context.name,
                 identity_id = claims.subject,
@@ -297,7 +347,9 @@ impl SessionEngine {
         if live.access_uid != claims.uid {
             // Signed for this session but not its current UID: superseded at `access_iat`.
             if now - live.access_iat >= self.policy.grace_seconds {
-                self.store.revoke(context.namespace, &key).await?;
+                if self.store.revoke(context.namespace, &key).await? {
+                    ended(context, EndReason::Theft, 1);
+                }
                 tracing::warn!(
                     context = context.name,
                     identity_id = claims.subject,
@@ -363,6 +415,7 @@ impl SessionEngine {
                 Ok(self.issue(context, &claims.ruid, &record))
             }
             Rotation::Superseded => {
+                ended(context, EndReason::Theft, 1);
                 tracing::warn!(
                     context = context.name,
                     identity_id = claims.subject,
@@ -395,8 +448,12 @@ impl SessionEngine {
             )
             .await?
         {
-            Ending::Ended => Ok(claims.subject),
+            Ending::Ended => {
+                ended(context, EndReason::Logout, 1);
+                Ok(claims.subject)
+            }
             Ending::Superseded => {
+                ended(context, EndReason::Theft, 1);
                 tracing::warn!(
                     context = context.name,
                     identity_id = claims.subject,
@@ -489,28 +546,35 @@ impl SessionEngine {
             subject,
             ruid: found.ruid,
         };
-        Ok(self
-            .store
-            .revoke(context.namespace, &key)
-            .await?
-            .then_some(found.ruid))
+        let revoked = self.store.revoke(context.namespace, &key).await?;
+        if revoked {
+            ended(context, EndReason::Revoked, 1);
+        }
+        Ok(revoked.then_some(found.ruid))
     }
 
-    /// Ends every session of the identity but `keep` (a refresh UID), if given; how many.
+    /// Ends every session of the identity but `keep` (a refresh UID), if given, for `reason`;
+    /// how many.
     pub async fn end_sessions(
         &self,
         context: &SessionContext,
         subject: i64,
         keep: Option<&SessionId>,
+        reason: EndReason,
     ) -> Result<usize, StoreError> {
-        self.store
+        let n = self
+            .store
             .revoke_all(context.namespace, subject, keep)
-            .await
+            .await?;
+        ended(context, reason, n as u64);
+        Ok(n)
     }
 
     /// Ends every session of one context.
     pub async fn flush(&self, context: &SessionContext) -> Result<u64, StoreError> {
-        self.store.flush(context.namespace).await
+        let n = self.store.flush(context.namespace).await?;
+        ended(context, EndReason::Flush, n);
+        Ok(n)
     }
 
     fn verified_claims(

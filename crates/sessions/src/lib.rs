@@ -25,7 +25,7 @@ pub use clock::{Clock, ManualClock, SystemClock};
 pub use context::SessionContext;
 pub use cookies::{CookieDomain, CookiePolicy, SameSite, read_cookie};
 pub use engine::{
-    Authenticated, CSRF_HEADER, IssuedAccess, SessionEngine, SessionError, SessionInfo,
+    Authenticated, CSRF_HEADER, EndReason, IssuedAccess, SessionEngine, SessionError, SessionInfo,
     SessionPolicy,
 };
 pub use id::SessionId;

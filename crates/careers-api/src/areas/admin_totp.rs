@@ -9,6 +9,7 @@ use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
 use super::AdminEnrolmentCtx;
+use crate::audit::{self, Action};
 use crate::error::ApiError;
 use crate::error::responses::{Conflict, FormErrors, NotFound, Unavailable, UnsafeAreaErrors};
 use crate::extract::Json as Form;
@@ -110,6 +111,11 @@ async fn confirm_enrolment(
     let hashes = codes.iter().map(|c| mfa::recovery_code_hash(c)).collect();
     admin::confirm_totp(&state.db, ctx.admin.id, step, hashes, state.now()).await?;
     tracing::warn!(admin_id = ctx.admin.id, "second factor confirmed");
+    audit::record(
+        Some(ctx.admin.id),
+        Action::SecondFactorEnrolled,
+        ctx.admin.id,
+    );
     Ok(Json(RecoveryCodes {
         recovery_codes: codes,
     }))
@@ -159,6 +165,11 @@ async fn remove_factor(
         Factor::Verified => {
             admin::remove_totp(&state.db, ctx.admin.id).await?;
             tracing::warn!(admin_id = ctx.admin.id, "second factor removed");
+            audit::record(
+                Some(ctx.admin.id),
+                Action::SecondFactorRemoved,
+                ctx.admin.id,
+            );
             Ok(StatusCode::NO_CONTENT)
         }
         Factor::NotRequired => Err(ApiError::NotFound),

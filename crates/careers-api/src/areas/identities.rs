@@ -95,11 +95,17 @@ async fn reset_password(
     let digest = state.passwords.hash(password).await?;
     // Sessions end before the password changes and again after, as at a password change: a
     // store fault before the change changes nothing.
-    state.sessions.end_sessions(&USER, user_id, None).await?;
+    state
+        .sessions
+        .end_sessions(&USER, user_id, None, sessions::EndReason::Password)
+        .await?;
     let user_id = password_reset::redeem(&state.db, &token, digest, now)
         .await?
         .ok_or_else(password_reset::invalid_token)?;
-    let ended = state.sessions.end_sessions(&USER, user_id, None).await?;
+    let ended = state
+        .sessions
+        .end_sessions(&USER, user_id, None, sessions::EndReason::Password)
+        .await?;
     tracing::info!(
         user_id,
         ended,

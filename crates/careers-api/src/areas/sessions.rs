@@ -14,18 +14,20 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-use sessions::{Authenticated, IssuedAccess, SessionContext, SessionId};
+use sessions::{Authenticated, EndReason, IssuedAccess, SessionContext, SessionId};
 
 use super::{ADMIN, AdminCtx, USER, UserCtx};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::audit::{self, Action};
 use crate::error::ApiError;
 use crate::error::responses::{
     AreaErrors, FormErrors, InvalidCredentials, NotFound, RateLimited, SessionErrors, Unavailable,
     UnsafeAreaErrors,
 };
 use crate::extract::Json;
+use crate::metrics;
 use crate::mfa::Factor;
 use crate::models::identities::admin::{self, AdminView};
 use crate::models::identities::session::{SessionList, SessionOne, SessionView};
@@ -186,7 +188,29 @@ impl Principal for AdminPrincipal {
     }
 }
 
+/// Login, counted by outcome in `careers_logins_total`.
 async fn login<P: Principal>(
+    state: State<AppState>,
+    client: ClientAddr,
+    headers: HeaderMap,
+    form: Json<LoginForm>,
+) -> Result<Response, ApiError> {
+    let result = attempt_login::<P>(state, client, headers, form).await;
+    let outcome = match &result {
+        Ok(_) => Some("success"),
+        Err(ApiError::InvalidCredentials) => Some("invalid_credentials"),
+        Err(ApiError::MfaRequired) => Some("mfa_required"),
+        Err(ApiError::RateLimited { .. }) => Some("rate_limited"),
+        Err(ApiError::Unavailable | ApiError::Busy) => Some("unavailable"),
+        Err(_) => None,
+    };
+    if let Some(outcome) = outcome {
+        metrics::login(P::CONTEXT.name, outcome);
+    }
+    result
+}
+
+async fn attempt_login<P: Principal>(
     State(state): State<AppState>,
     client: ClientAddr,
     headers: HeaderMap,
@@ -266,6 +290,7 @@ async fn refresh<P: Principal>(
     if !P::exists(&state, issued.subject).await? {
         return Err(ApiError::SessionEnded);
     }
+    metrics::refresh(P::CONTEXT.name);
     Ok(with_cookies::<P>(
         &state,
         &headers,
@@ -367,7 +392,12 @@ async fn end_other_sessions<P: Principal>(
     let session = ctx.session();
     let ended = state
         .sessions
-        .end_sessions(&P::CONTEXT, session.subject, Some(&session.ruid))
+        .end_sessions(
+            &P::CONTEXT,
+            session.subject,
+            Some(&session.ruid),
+            EndReason::Revoked,
+        )
         .await?;
     tracing::info!(
         context = P::CONTEXT.name,
@@ -418,12 +448,12 @@ async fn change_password<P: Principal>(
     let keep = Some(&session.ruid);
     state
         .sessions
-        .end_sessions(&P::CONTEXT, session.subject, keep)
+        .end_sessions(&P::CONTEXT, session.subject, keep, EndReason::Password)
         .await?;
     P::set_password_digest(state, session.subject, digest).await?;
     let ended = state
         .sessions
-        .end_sessions(&P::CONTEXT, session.subject, keep)
+        .end_sessions(&P::CONTEXT, session.subject, keep, EndReason::Password)
         .await?;
     let issued = state.sessions.reissue(&P::CONTEXT, &session).await?;
     tracing::info!(
@@ -432,6 +462,13 @@ async fn change_password<P: Principal>(
         ended,
         "password changed; other sessions ended"
     );
+    if P::CONTEXT == ADMIN {
+        audit::record(
+            Some(session.subject),
+            Action::AdminPasswordChanged,
+            session.subject,
+        );
+    }
     Ok(with_cookies::<P>(
         state,
         headers,

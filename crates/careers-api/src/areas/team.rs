@@ -8,6 +8,7 @@ use super::{AdminCtx, USER};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::audit::{self, Action};
 use crate::error::ApiError;
 use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
@@ -85,12 +86,15 @@ async fn end_user_sessions(
     if !user::user_exists(&state.db, id).await? {
         return Err(ApiError::NotFound);
     }
-    let ended = state.sessions.end_sessions(&USER, id, None).await?;
-    tracing::warn!(
-        admin_id = admin.admin.id,
+    let ended = state
+        .sessions
+        .end_sessions(&USER, id, None, sessions::EndReason::Revoked)
+        .await?;
+    audit::record(Some(admin.admin.id), Action::UserSessionsEnded, id);
+    tracing::info!(
         user_id = id,
         ended,
-        "admin ended every session of a user"
+        "every session of a user ended by an admin"
     );
     Ok(StatusCode::NO_CONTENT)
 }
@@ -224,12 +228,13 @@ async fn show_profile(
     security(("admin_session" = [], "csrf_token" = []))
 )]
 async fn create_profile(
-    _admin: AdminCtx,
+    admin: AdminCtx,
     State(state): State<AppState>,
     Form(form): Form<OrgUserProfileForm>,
 ) -> Result<(StatusCode, Json<OrgUserProfileOne>), ApiError> {
     form.validate_create()?;
     let view = user_profile::create_profile(&state.db, Scope::All, form).await?;
+    audit::record(Some(admin.admin.id), Action::OrgProfileCreated, view.id);
     Ok((
         StatusCode::CREATED,
         Json(OrgUserProfileOne {
@@ -252,13 +257,14 @@ async fn create_profile(
     security(("admin_session" = [], "csrf_token" = []))
 )]
 async fn update_profile(
-    _admin: AdminCtx,
+    admin: AdminCtx,
     State(state): State<AppState>,
     Path(id): Path<i64>,
     Form(form): Form<OrgUserProfileForm>,
 ) -> Result<Json<OrgUserProfileOne>, ApiError> {
     form.validate_update()?;
     let view = user_profile::update_profile(&state.db, Scope::All, id, form).await?;
+    audit::record(Some(admin.admin.id), Action::OrgProfileUpdated, id);
     Ok(Json(OrgUserProfileOne {
         org_user_profiles: view,
     }))

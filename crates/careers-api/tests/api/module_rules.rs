@@ -92,7 +92,8 @@ fn the_data_layer_and_the_session_contexts_import_nothing_above_them() {
         ("db", &[][..]),
         ("contexts", &[][..]),
         ("mfa", &[][..]),
-        ("mail", &["db"][..]),
+        ("mail", &["db", "metrics"][..]),
+        ("metrics", &[][..]),
         ("timestamp", &[][..]),
     ] {
         let found: Vec<&String> = graph[module]

@@ -615,3 +615,161 @@ async fn logs_never_contain_reset_tokens_totp_secrets_or_codes() {
     );
     assert!(log.contains("second factor confirmed") && log.contains("recovery code used"));
 }
+
+/// Operations (CONTRACT §13) through the real binary: the Prometheus series on `METRICS_ADDR`
+/// after real requests (route templates, never raw paths), Swagger UI at `/docs` with
+/// `API_DOCS=on`, and audit events of admin actions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn metrics_audit_events_and_api_docs() {
+    let file = std::env::temp_dir().join(format!("careers-proc-{}.db", random_suffix()));
+    let port = free_port();
+    let metrics_port = free_port();
+    let mut env = env_for(&file, port);
+    env.push(("METRICS_ADDR", format!("127.0.0.1:{metrics_port}")));
+    env.push(("API_DOCS", "on".into()));
+    env.push(("RUST_LOG", "info".into()));
+    env.retain(|(k, v)| *k != "RUST_LOG" || v == "info");
+    create_ada(&env);
+    let admin = Command::new(BIN)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("RUST_LOG", "off")
+        .args([
+            "admins",
+            "create",
+            "--email",
+            "grace@example.com",
+            "--password",
+            PASSWORD,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        admin.status.success(),
+        "{}",
+        String::from_utf8_lossy(&admin.stderr)
+    );
+    let mut server = spawn_server(env, file, port).await;
+    let client = reqwest::Client::new();
+    let url = |path: &str| format!("{}{}", server.base, path);
+
+    let wrong = client
+        .post(url("/identities/sessions"))
+        .json(&json!({ "email": "ada@example.com", "password": "not the password" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+    let ada = log_in(&client, &url("/identities/sessions")).await;
+    for _ in 0..3 {
+        let read = client
+            .get(url("/identities/user/1"))
+            .header("cookie", ada.cookie_header())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), StatusCode::OK);
+    }
+    let ada = refresh(&client, &url("/identities/sessions/current"), &ada).await;
+    let login = client
+        .post(url("/team/identities/admins/sessions"))
+        .json(&json!({ "email": "grace@example.com", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    let grace = Creds::from_response(&careers_api::areas::ADMIN, &login);
+    let ended = grace
+        .with_csrf(client.delete(url("/admin-user/identities/users/1/sessions")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(ended.status(), StatusCode::NO_CONTENT);
+    let gone = client
+        .get(url("/identities/user/1"))
+        .header("cookie", ada.cookie_header())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(gone.status(), StatusCode::UNAUTHORIZED);
+    let started = grace
+        .with_csrf(client.post(url("/team/identities/admins/totp")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), StatusCode::CREATED);
+
+    // Swagger UI from the binary; the metrics are not on the public listener.
+    let docs = client.get(url("/docs/")).send().await.unwrap();
+    assert_eq!(docs.status(), StatusCode::OK);
+    let page = docs.text().await.unwrap();
+    assert!(page.contains("swagger-ui"), "{page}");
+    let initializer = client
+        .get(url("/docs/swagger-initializer.js"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(initializer.status(), StatusCode::OK);
+    assert!(initializer.text().await.unwrap().contains("/openapi.json"));
+    assert_eq!(
+        client.get(url("/metrics")).send().await.unwrap().status(),
+        StatusCode::NOT_FOUND
+    );
+
+    let scrape = client
+        .get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(scrape.status(), StatusCode::OK);
+    let text = scrape.text().await.unwrap();
+    let value = |series: &str| -> f64 {
+        text.lines()
+            .find(|line| line.starts_with(series))
+            .and_then(|line| line.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no series {series} in\n{text}"))
+    };
+    assert_eq!(
+        value(
+            r#"careers_http_requests_total{route="/identities/user/{id}",method="GET",status="200"}"#
+        ),
+        3.0
+    );
+    assert_eq!(
+        value(
+            r#"careers_http_requests_total{route="/identities/user/{id}",method="GET",status="401"}"#
+        ),
+        1.0
+    );
+    assert!(!text.contains("/identities/user/1\""), "never a raw path");
+    assert!(text.contains(r#"careers_http_request_duration_seconds_bucket{route="/identities/user/{id}",method="GET",le="0.005"}"#));
+    assert_eq!(
+        value(r#"careers_logins_total{context="user",outcome="success"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(r#"careers_logins_total{context="user",outcome="invalid_credentials"}"#),
+        1.0
+    );
+    assert_eq!(
+        value(r#"careers_logins_total{context="admin",outcome="success"}"#),
+        1.0
+    );
+    assert_eq!(value(r#"careers_refreshes_total{context="user"}"#), 1.0);
+    assert_eq!(
+        value(r#"careers_sessions_ended_total{context="user",reason="revoked"}"#),
+        1.0
+    );
+    assert!(text.contains("careers_mail_outbox_pending"), "{text}");
+
+    let (_, log) = stop(&mut server);
+    let audit: Vec<Value> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["target"] == "careers_api::audit")
+        .collect();
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert_eq!(audit[0]["level"], "INFO");
+    assert_eq!(audit[0]["action"], "user.sessions_ended");
+    assert_eq!(audit[0]["object_id"], 1);
+    assert!(audit[0]["admin_id"].is_u64());
+}
