@@ -2,7 +2,7 @@
 //! login ending the session it replaces, and the cap on sessions per identity.
 
 use careers_api::areas::{ADMIN, USER};
-use reqwest::{Method, Response, StatusCode};
+use reqwest::{Method, StatusCode};
 use serde_json::json;
 use sessions::SessionContext;
 
@@ -10,21 +10,6 @@ use crate::backend_tests;
 use crate::helpers::*;
 
 const CONTEXTS: [SessionContext; 2] = [USER, ADMIN];
-
-/// An unsafe request in the creds' own area, with their CSRF token.
-async fn write(app: &TestApp, creds: &Creds, subject: i64) -> Response {
-    let request = if creds.ctx == USER {
-        app.request(Method::PATCH, &format!("/identities/user/{subject}"))
-    } else {
-        app.request(Method::POST, "/admin-user/org/user-profiles")
-    };
-    creds
-        .with_csrf(request)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-}
 
 backend_tests! {
     async fn a_token_superseded_longer_than_the_grace_window_ends_the_session_on_any_route(backend) {
@@ -39,7 +24,7 @@ backend_tests! {
                 let attacker = Creds::from_response(&ctx, &stolen);
                 app.clock.advance(11);
                 let presented = if on_write {
-                    write(&app, &owner, id).await
+                    app.write(&owner, id).await
                 } else {
                     app.read(&owner, id).await
                 };
@@ -61,7 +46,7 @@ backend_tests! {
             let new = Creds::from_response(&ctx, &refreshed);
             app.clock.advance(9);
             assert_error(app.read(&old, id).await, StatusCode::UNAUTHORIZED, "session_ended").await;
-            assert_error(write(&app, &old, id).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+            assert_error(app.write(&old, id).await, StatusCode::UNAUTHORIZED, "session_ended").await;
             assert!(app.record(&new).await.is_some());
             assert_eq!(app.read(&new, id).await.status(), StatusCode::OK);
         }

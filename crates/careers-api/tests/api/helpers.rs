@@ -324,6 +324,23 @@ impl TestApp {
             .unwrap()
     }
 
+    /// An unsafe request in the creds' own area, with their CSRF token: an empty patch of the
+    /// user's own record (200 once authentication and CSRF passed), an empty org profile for an
+    /// admin (422 once they passed).
+    pub async fn write(&self, creds: &Creds, subject: i64) -> Response {
+        let request = if creds.ctx == USER {
+            self.request(Method::PATCH, &format!("/identities/user/{subject}"))
+        } else {
+            self.request(Method::POST, "/admin-user/org/user-profiles")
+        };
+        creds
+            .with_csrf(request)
+            .json(&json!({}))
+            .send()
+            .await
+            .unwrap()
+    }
+
     pub fn claims(&self, creds: &Creds) -> AccessClaims {
         self.state
             .sessions

@@ -5,8 +5,7 @@
 //! outlive the process.
 
 use careers_api::areas::{ADMIN, USER};
-use reqwest::{Method, Response, StatusCode};
-use serde_json::json;
+use reqwest::StatusCode;
 use sessions::{Clock, SessionContext, SigningKey, SigningSecret, TokenKeys};
 
 use crate::backend_tests;
@@ -51,21 +50,6 @@ fn written(ctx: &SessionContext) -> StatusCode {
     }
 }
 
-/// An unsafe request of the creds' own area.
-async fn write(app: &TestApp, creds: &Creds, subject: i64) -> Response {
-    let request = if creds.ctx == USER {
-        app.request(Method::PATCH, &format!("/identities/user/{subject}"))
-    } else {
-        app.request(Method::POST, "/admin-user/org/user-profiles")
-    };
-    creds
-        .with_csrf(request)
-        .json(&json!({}))
-        .send()
-        .await
-        .unwrap()
-}
-
 const CONTEXTS: [SessionContext; 2] = [USER, ADMIN];
 
 backend_tests! {
@@ -84,9 +68,9 @@ backend_tests! {
             // CSRF of that key and not the current key's.
             let before = resigned(&app, &current, &only(Some("k1"), K1));
             assert_eq!(app.read(&before, id).await.status(), StatusCode::OK);
-            assert_eq!(write(&app, &before, id).await.status(), written(&ctx));
+            assert_eq!(app.write(&before, id).await.status(), written(&ctx));
             let mixed = Creds { csrf: current.csrf.clone(), ..before.clone() };
-            assert_error(write(&app, &mixed, id).await, StatusCode::FORBIDDEN, "csrf_failed").await;
+            assert_error(app.write(&mixed, id).await, StatusCode::FORBIDDEN, "csrf_failed").await;
 
             // An unlisted kid, a listed kid over another secret, and no kid at all (no key
             // without one is configured): invalid, and the session lives on.
@@ -107,7 +91,7 @@ backend_tests! {
             let moved = Creds::from_response(&ctx, &refreshed);
             assert_eq!(kid_of(&moved.access).as_deref(), Some("k2"));
             assert_eq!(app.claims(&moved).ruid, app.claims(&current).ruid, "same session");
-            assert_eq!(write(&app, &moved, id).await.status(), written(&ctx));
+            assert_eq!(app.write(&moved, id).await.status(), written(&ctx));
         }
     }
 }
@@ -148,7 +132,7 @@ async fn a_rotation_across_restarts_keeps_every_session_whose_key_is_listed() {
     //    new logins and refreshes get kid k1.
     let v2 = deploy(&v1, &format!("k1:{K1}"), SECRET).await;
     assert_eq!(v2.read(&creds, id).await.status(), StatusCode::OK);
-    assert_eq!(write(&v2, &creds, id).await.status(), StatusCode::OK);
+    assert_eq!(v2.write(&creds, id).await.status(), StatusCode::OK);
     let refreshed = v2.refresh(&creds).await;
     assert_eq!(refreshed.status(), StatusCode::OK);
     let creds = Creds::from_response(&USER, &refreshed);

@@ -78,6 +78,28 @@ fn create_ada(env: &[(&'static str, String)]) {
     );
 }
 
+/// Creates the admin `grace@example.com` with the CLI.
+fn create_grace(env: &[(&'static str, String)]) {
+    let created = Command::new(BIN)
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .env("RUST_LOG", "off")
+        .args([
+            "admins",
+            "create",
+            "--email",
+            "grace@example.com",
+            "--password",
+            PASSWORD,
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        created.status.success(),
+        "{}",
+        String::from_utf8_lossy(&created.stderr)
+    );
+}
+
 async fn spawn_server(
     env: Vec<(&'static str, String)>,
     file: std::path::PathBuf,
@@ -462,24 +484,7 @@ async fn logs_never_contain_reset_tokens_totp_secrets_or_codes() {
     let mut env = env_for(&file, port);
     env.push(("MAIL_OUTBOX_DIR", outbox.display().to_string()));
     create_ada(&env);
-    let admin = Command::new(BIN)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .env("RUST_LOG", "off")
-        .args([
-            "admins",
-            "create",
-            "--email",
-            "grace@example.com",
-            "--password",
-            PASSWORD,
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        admin.status.success(),
-        "{}",
-        String::from_utf8_lossy(&admin.stderr)
-    );
+    create_grace(&env);
     let mut server = spawn_server(env, file, port).await;
     let client = reqwest::Client::new();
     let url = |path: &str| format!("{}{}", server.base, path);
@@ -627,27 +632,13 @@ async fn metrics_audit_events_and_api_docs() {
     let mut env = env_for(&file, port);
     env.push(("METRICS_ADDR", format!("127.0.0.1:{metrics_port}")));
     env.push(("API_DOCS", "on".into()));
-    env.push(("RUST_LOG", "info".into()));
-    env.retain(|(k, v)| *k != "RUST_LOG" || v == "info");
+    for (key, value) in &mut env {
+        if *key == "RUST_LOG" {
+            *value = "info".into();
+        }
+    }
     create_ada(&env);
-    let admin = Command::new(BIN)
-        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
-        .env("RUST_LOG", "off")
-        .args([
-            "admins",
-            "create",
-            "--email",
-            "grace@example.com",
-            "--password",
-            PASSWORD,
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        admin.status.success(),
-        "{}",
-        String::from_utf8_lossy(&admin.stderr)
-    );
+    create_grace(&env);
     let mut server = spawn_server(env, file, port).await;
     let client = reqwest::Client::new();
     let url = |path: &str| format!("{}{}", server.base, path);
