@@ -94,6 +94,7 @@ fn the_data_layer_and_the_session_contexts_import_nothing_above_them() {
         ("mfa", &[][..]),
         ("mail", &["db", "metrics"][..]),
         ("metrics", &[][..]),
+        ("audit", &[][..]),
         ("timestamp", &[][..]),
     ] {
         let found: Vec<&String> = graph[module]
