@@ -1,5 +1,9 @@
-// Types of session-kit.js. The API's own request and response bodies are described by
-// `/openapi.json` (Swagger UI at /docs).
+// Types of session-kit.js. The API's request and response bodies are in `api-types.d.ts`,
+// generated from `/openapi.json` by openapi-typescript (CI checks that it is up to date).
+
+import type { components, paths } from "./api-types";
+
+export type { components, paths };
 
 export type Context = "user" | "admin";
 
@@ -35,21 +39,9 @@ export interface SessionOptions {
   now?: () => number;
 }
 
-export interface AccessBody {
-  csrf: string;
-  access_expires_at: string;
-  session_expires_at: string;
-}
-
-export interface SessionView {
-  id: string;
-  created_at: string;
-  last_seen_at: string;
-  expires_at: string;
-  ip: string | null;
-  user_agent: string;
-  current: boolean;
-}
+/** The body of a refresh (a login's has the identity besides). */
+export type AccessBody = components["schemas"]["Refreshed"];
+export type SessionView = components["schemas"]["SessionView"];
 
 export type SessionEvent = "login" | "logout" | "refreshed" | "session_ended";
 

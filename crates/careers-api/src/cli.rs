@@ -52,6 +52,8 @@ enum Command {
         #[command(subcommand)]
         command: SessionsCommand,
     },
+    /// Print the OpenAPI 3.1 document (what `GET /openapi.json` serves), for client generators.
+    Openapi,
 }
 
 /// Where a new password comes from: `--password P` or `--password-stdin`, exactly one of them.
@@ -137,6 +139,21 @@ enum ContextArg {
 pub const MIN_PASSWORD_LEN: usize = 12;
 
 pub async fn run(cli: Cli) -> ExitCode {
+    if let Some(Command::Openapi) = cli.command {
+        // Needs no configuration: the document does not depend on it.
+        match serde_json::to_string_pretty(&crate::openapi::document()) {
+            Ok(text) => {
+                use std::io::Write as _;
+                // A closed pipe (`| head`) is no failure of this command.
+                let _ = writeln!(std::io::stdout().lock(), "{text}");
+                return ExitCode::SUCCESS;
+            }
+            Err(error) => {
+                eprintln!("error: {error}");
+                return ExitCode::FAILURE;
+            }
+        }
+    }
     let config = match Config::from_env() {
         Ok(config) => config,
         Err(error) => {
@@ -147,6 +164,7 @@ pub async fn run(cli: Cli) -> ExitCode {
     };
     let result = match cli.command.unwrap_or(Command::Serve) {
         Command::Serve => serve(config).await,
+        Command::Openapi => Ok(()),
         Command::Migrate => migrate(config).await,
         Command::Admins {
             command:

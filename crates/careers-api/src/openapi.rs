@@ -78,9 +78,46 @@ pub fn router() -> OpenApiRouter<AppState> {
 
 /// The document, built once, on first use.
 pub fn document() -> &'static Document {
-    static DOCUMENT: std::sync::LazyLock<Document> =
-        std::sync::LazyLock::new(|| router().into_openapi());
+    static DOCUMENT: std::sync::LazyLock<Document> = std::sync::LazyLock::new(|| {
+        let mut document = router().into_openapi();
+        unique_operation_ids(&mut document);
+        document
+    });
     &DOCUMENT
+}
+
+/// utoipa names an operation after its handler, and areas reuse handler names (`list_profiles`
+/// in the employer and the team area): each operation is named after its method and path
+/// instead (`get_admin_user_org_user_profiles_id`), unique by construction, as client
+/// generators require.
+fn unique_operation_ids(document: &mut Document) {
+    for (path, item) in document.paths.paths.iter_mut() {
+        let slug: String = path
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '_'
+                }
+            })
+            .collect::<String>()
+            .split('_')
+            .filter(|part| !part.is_empty())
+            .collect::<Vec<_>>()
+            .join("_");
+        for (method, operation) in [
+            ("get", item.get.as_mut()),
+            ("post", item.post.as_mut()),
+            ("put", item.put.as_mut()),
+            ("patch", item.patch.as_mut()),
+            ("delete", item.delete.as_mut()),
+        ] {
+            if let Some(operation) = operation {
+                operation.operation_id = Some(format!("{method}_{slug}"));
+            }
+        }
+    }
 }
 
 #[utoipa::path(

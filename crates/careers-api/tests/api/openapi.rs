@@ -146,6 +146,24 @@ backend_tests! {
     }
 }
 
+/// Operation ids are unique: a typed client generated from the document needs them so.
+#[test]
+fn operation_ids_are_unique() {
+    let document = serde_json::to_value(careers_api::openapi::document()).unwrap();
+    let mut seen = std::collections::BTreeSet::new();
+    for (method, path) in operations(&document) {
+        let id = document["paths"][&path][&method]["operationId"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+        assert!(seen.insert(id.clone()), "{method} {path}: {id} twice");
+    }
+    assert!(
+        seen.contains("get_admin_user_org_user_profiles_id"),
+        "{seen:?}"
+    );
+}
+
 /// Routes are registered only through `utoipa_axum::routes!`, which documents them: a plain
 /// axum `.route(` would add an undocumented route. `metrics.rs` is the exception: its router is
 /// the private metrics listener's, not the API's.
