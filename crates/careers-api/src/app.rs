@@ -36,6 +36,12 @@ pub fn build_app(state: AppState) -> App {
     } else {
         router
     };
+    // The session kit's demo page, in development only (not part of the API).
+    let router = if state.config.env.is_development() {
+        router.merge(crate::demo::routes())
+    } else {
+        router
+    };
     // The HTTP series need the route template, which only a route layer sees.
     let router = if crate::metrics::enabled() {
         router.route_layer(axum::middleware::from_fn(crate::metrics::record_http))

@@ -10,6 +10,7 @@ pub mod cli;
 pub mod config;
 pub mod contexts;
 pub mod db;
+pub mod demo;
 pub mod edge;
 pub mod error;
 pub mod extract;

@@ -95,6 +95,7 @@ fn the_data_layer_and_the_session_contexts_import_nothing_above_them() {
         ("mail", &["db", "metrics"][..]),
         ("metrics", &[][..]),
         ("audit", &[][..]),
+        ("demo", &[][..]),
         ("timestamp", &[][..]),
     ] {
         let found: Vec<&String> = graph[module]

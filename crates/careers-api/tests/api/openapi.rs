@@ -75,6 +75,23 @@ fn operations(document: &Value) -> Vec<(String, String)> {
 }
 
 backend_tests! {
+    async fn the_demo_page_and_its_kit_are_served_in_development_only(backend) {
+        let test = TestApp::spawn(backend).await;
+        let response = test.request(Method::GET, "/demo").send().await.unwrap();
+        assert_error(response, StatusCode::NOT_FOUND, "not_found").await;
+        let dev = TestApp::spawn_with(backend, &[("APP_ENV", "development")]).await;
+        let page = dev.request(Method::GET, "/demo").send().await.unwrap();
+        assert_eq!(page.status(), StatusCode::OK);
+        assert!(page.headers()["content-type"].to_str().unwrap().starts_with("text/html"));
+        let page = page.text().await.unwrap();
+        assert!(page.contains(r#"import { createSession } from "/demo/session-kit.js""#));
+        let kit = dev.request(Method::GET, "/demo/session-kit.js").send().await.unwrap();
+        assert!(kit.headers()["content-type"].to_str().unwrap().starts_with("text/javascript"));
+        let kit = kit.text().await.unwrap();
+        let source = include_str!("../../../../clients/js/session-kit.js");
+        assert_eq!(kit, source, "the kit of clients/js, as it is");
+    }
+
     async fn swagger_ui_is_served_only_with_api_docs_on(backend) {
         let off = TestApp::spawn(backend).await;
         let response = off.request(Method::GET, "/docs/").send().await.unwrap();
@@ -165,8 +182,8 @@ fn operation_ids_are_unique() {
 }
 
 /// Routes are registered only through `utoipa_axum::routes!`, which documents them: a plain
-/// axum `.route(` would add an undocumented route. `metrics.rs` is the exception: its router is
-/// the private metrics listener's, not the API's.
+/// axum `.route(` would add an undocumented route. `metrics.rs` (the private metrics listener)
+/// and `demo.rs` (a development-only page) are not the API's routes.
 #[test]
 fn no_route_is_registered_without_its_document() {
     let src = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
@@ -176,7 +193,10 @@ fn no_route_is_registered_without_its_document() {
             let path = entry.unwrap().path();
             if path.is_dir() {
                 stack.push(path);
-            } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("metrics.rs") {
+            } else if path.extension().is_some_and(|e| e == "rs")
+                && !path.ends_with("metrics.rs")
+                && !path.ends_with("demo.rs")
+            {
                 let text = std::fs::read_to_string(&path).unwrap();
                 for needle in [".route(", ".route_service(", ".nest_service("] {
                     assert!(!text.contains(needle), "{} uses {needle}", path.display());
