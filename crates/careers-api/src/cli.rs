@@ -331,13 +331,9 @@ fn check_email(email: &str) -> Result<(), String> {
 
 /// Opens the database and applies pending migrations (every command that touches data does).
 async fn connected(config: &Config) -> Result<sea_orm::DatabaseConnection, String> {
-    let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
+    db::connect_migrated(&config.database_url.0, config.database_schema.as_deref())
         .await
-        .map_err(|e| format!("database: {e}"))?;
-    db::migrate(&db)
-        .await
-        .map_err(|e| format!("database: {e}"))?;
-    Ok(db)
+        .map_err(|e| format!("database: {e}"))
 }
 
 async fn create_admin(

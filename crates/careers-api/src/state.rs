@@ -54,15 +54,7 @@ impl AppState {
 
     /// Connects the database (migrating it) and the token store of `config`.
     pub async fn build(config: Config, clock: Arc<dyn Clock>) -> Result<Self, StartupError> {
-        let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
-            .await
-            .map_err(StartupError::database)?;
-        db::migrate(&db).await.map_err(StartupError::database)?;
-        // Pooled connections opened before a migration keep statements prepared against the
-        // old schema (sqlx caches a statement's columns: `RETURNING *` then misses a column
-        // added since); the service starts on fresh ones.
-        db.close().await.map_err(StartupError::database)?;
-        let db = db::connect(&config.database_url.0, config.database_schema.as_deref())
+        let db = db::connect_migrated(&config.database_url.0, config.database_schema.as_deref())
             .await
             .map_err(StartupError::database)?;
         let store = build_store(&config).await?;

@@ -99,9 +99,9 @@ async fn reset_password(
         .sessions
         .end_sessions(&USER, user_id, None, sessions::EndReason::Password)
         .await?;
-    let user_id = password_reset::redeem(&state.db, &token, digest, now)
-        .await?
-        .ok_or_else(password_reset::invalid_token)?;
+    if !password_reset::redeem(&state.db, &token, user_id, digest, now).await? {
+        return Err(password_reset::invalid_token());
+    }
     let ended = state
         .sessions
         .end_sessions(&USER, user_id, None, sessions::EndReason::Password)

@@ -79,6 +79,21 @@ pub async fn migrate(db: &DatabaseConnection) -> Result<(), DbErr> {
     Migrator::up(db, None).await
 }
 
+/// Connects, applies pending migrations, and hands out a pool opened after them. Connections
+/// that ran the migrations may keep statements prepared against the old schema (sqlx caches a
+/// statement's columns: SQLite's `RETURNING *` then misses a column added since), so that pool
+/// is closed and a fresh one returned (DECISIONS 101). The server and every CLI command that
+/// writes start here.
+pub async fn connect_migrated(
+    url: &str,
+    schema: Option<&str>,
+) -> Result<DatabaseConnection, DbErr> {
+    let db = connect(url, schema).await?;
+    migrate(&db).await?;
+    db.close().await?;
+    connect(url, schema).await
+}
+
 fn sqlite_parent_dir(url: &str) -> Option<&std::path::Path> {
     let path = url
         .strip_prefix("sqlite://")

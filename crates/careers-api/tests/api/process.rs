@@ -56,6 +56,20 @@ async fn start() -> Server {
     spawn_server(env, file, port).await
 }
 
+/// Like [`start`], with `overrides` of the environment and the admin `grace@example.com` too.
+async fn start_with(overrides: &[(&'static str, String)]) -> Server {
+    let file = std::env::temp_dir().join(format!("careers-proc-{}.db", random_suffix()));
+    let port = free_port();
+    let mut env = env_for(&file, port);
+    for (key, value) in overrides {
+        env.retain(|(k, _)| k != key);
+        env.push((key, value.clone()));
+    }
+    create_ada(&env);
+    create_grace(&env);
+    spawn_server(env, file, port).await
+}
+
 fn create_ada(env: &[(&'static str, String)]) {
     let created = Command::new(BIN)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
@@ -478,14 +492,8 @@ async fn two_processes_sharing_postgres_and_redis_behave_as_one() {
 /// nowhere in the log (CONTRACT §10, §11).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_never_contain_reset_tokens_totp_secrets_or_codes() {
-    let file = std::env::temp_dir().join(format!("careers-proc-{}.db", random_suffix()));
     let outbox = std::env::temp_dir().join(format!("careers-proc-outbox-{}", random_suffix()));
-    let port = free_port();
-    let mut env = env_for(&file, port);
-    env.push(("MAIL_OUTBOX_DIR", outbox.display().to_string()));
-    create_ada(&env);
-    create_grace(&env);
-    let mut server = spawn_server(env, file, port).await;
+    let mut server = start_with(&[("MAIL_OUTBOX_DIR", outbox.display().to_string())]).await;
     let client = reqwest::Client::new();
     let url = |path: &str| format!("{}{}", server.base, path);
 
@@ -626,20 +634,13 @@ async fn logs_never_contain_reset_tokens_totp_secrets_or_codes() {
 /// `API_DOCS=on`, and audit events of admin actions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn metrics_audit_events_and_api_docs() {
-    let file = std::env::temp_dir().join(format!("careers-proc-{}.db", random_suffix()));
-    let port = free_port();
     let metrics_port = free_port();
-    let mut env = env_for(&file, port);
-    env.push(("METRICS_ADDR", format!("127.0.0.1:{metrics_port}")));
-    env.push(("API_DOCS", "on".into()));
-    for (key, value) in &mut env {
-        if *key == "RUST_LOG" {
-            *value = "info".into();
-        }
-    }
-    create_ada(&env);
-    create_grace(&env);
-    let mut server = spawn_server(env, file, port).await;
+    let mut server = start_with(&[
+        ("METRICS_ADDR", format!("127.0.0.1:{metrics_port}")),
+        ("API_DOCS", "on".into()),
+        ("RUST_LOG", "info".into()),
+    ])
+    .await;
     let client = reqwest::Client::new();
     let url = |path: &str| format!("{}{}", server.base, path);
 

@@ -200,20 +200,21 @@ pub async fn user_of_token(
         .map(|r| r.user_id))
 }
 
-/// Uses the token and sets its user's password digest, in one transaction; the user, or
-/// `None` when the token is no longer valid (a concurrent redemption won). The user's other
-/// tokens go too.
+/// Uses the token of `user_id` and sets the user's password digest, in one transaction; false
+/// when the token is no longer valid (a concurrent redemption won). The user's other tokens go
+/// too.
 pub async fn redeem(
     db: &DatabaseConnection,
     token: &str,
+    user_id: i64,
     password_digest: String,
     now: DateTime<Utc>,
-) -> Result<Option<i64>, DataError> {
-    let hash = token_hash(token);
+) -> Result<bool, DataError> {
     let txn = write_transaction(db).await?;
     let used = reset::Entity::update_many()
         .col_expr(reset::Column::UsedAt, Expr::value(now))
-        .filter(reset::Column::TokenHash.eq(&hash))
+        .filter(reset::Column::TokenHash.eq(token_hash(token)))
+        .filter(reset::Column::UserId.eq(user_id))
         .filter(reset::Column::UsedAt.is_null())
         .filter(reset::Column::ExpiresAt.gt(now))
         .exec(&txn)
@@ -222,27 +223,19 @@ pub async fn redeem(
         == 1;
     if !used {
         txn.rollback().await?;
-        return Ok(None);
+        return Ok(false);
     }
-    let Some(row) = reset::Entity::find()
-        .filter(reset::Column::TokenHash.eq(&hash))
-        .one(&txn)
-        .await?
-    else {
-        txn.rollback().await?;
-        return Ok(None);
-    };
     user::Entity::update_many()
         .col_expr(user::Column::PasswordDigest, Expr::value(password_digest))
         .col_expr(user::Column::UpdatedAt, Expr::value(now))
-        .filter(user::Column::Id.eq(row.user_id))
+        .filter(user::Column::Id.eq(user_id))
         .exec(&txn)
         .await?;
     reset::Entity::delete_many()
-        .filter(reset::Column::UserId.eq(row.user_id))
-        .filter(reset::Column::Id.ne(row.id))
+        .filter(reset::Column::UserId.eq(user_id))
+        .filter(reset::Column::UsedAt.is_null())
         .exec(&txn)
         .await?;
     txn.commit().await?;
-    Ok(Some(row.user_id))
+    Ok(true)
 }
