@@ -53,6 +53,8 @@ export interface Session {
   /** `extra`: `{ otp }` or `{ recovery_code }` for an admin with a second factor. */
   login(email: string, password: string, extra?: Record<string, string>): Promise<AccessBody>;
   logout(): Promise<void>;
+  /** The session of this tab; throws `ApiError` (401) when logged out. */
+  current(): Promise<SessionView>;
   sessions(): Promise<SessionView[]>;
   endSession(id: string): Promise<unknown>;
   endOtherSessions(): Promise<unknown>;

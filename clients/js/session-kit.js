@@ -16,6 +16,9 @@
 //   waited finds, in `localStorage`, that another tab refreshed meanwhile and reuses its result
 //   (the new access cookie is the browser's, shared by every tab); the new CSRF token is kept
 //   there too and announced over a BroadcastChannel;
+// - the CSRF token of the last login or refresh is kept in `localStorage` as well, so that a
+//   dashboard that cannot read the API's cookies keeps it across reloads and in new tabs (it is
+//   not a credential: it only works together with the HttpOnly access cookie);
 // - `session_ended` and `logout` are announced to every tab of the same origin, so they leave
 //   the app together.
 
@@ -112,8 +115,14 @@ export function createSession(options) {
   const lockName = `careers-refresh-${options.context}`;
   const storage = options.storage || globalThis.localStorage || memoryStorage();
   const storageKey = `careers-refreshed-${options.context}`;
+  const csrfKey = `careers-csrf-${options.context}`;
 
-  let csrfFromBody = null;
+  // The CSRF token of the last login or refresh body, of this tab or another.
+  let csrfFromBody = storage.getItem(csrfKey) || null;
+  function rememberCsrf(token) {
+    csrfFromBody = token || null;
+    storage.setItem(csrfKey, token || "");
+  }
   let inFlight = null;
   const listeners = new Map();
 
@@ -129,9 +138,7 @@ export function createSession(options) {
   if (channel) {
     channel.onmessage = (event) => {
       const message = event.data || {};
-      if (message.type === "refreshed") {
-        if (message.csrf) csrfFromBody = message.csrf;
-      } else if (message.type === "login" && message.csrf) {
+      if ((message.type === "refreshed" || message.type === "login") && message.csrf) {
         csrfFromBody = message.csrf;
       } else if (message.type === "logout" || message.type === "session_ended") {
         csrfFromBody = null;
@@ -165,7 +172,7 @@ export function createSession(options) {
   function fail(status, data) {
     const error = new ApiError(status, data);
     if (status === 401 && error.code === "session_ended") {
-      csrfFromBody = null;
+      rememberCsrf(null);
       announce("session_ended", { context: options.context });
     }
     throw error;
@@ -190,7 +197,7 @@ export function createSession(options) {
       }
       const { status, data } = await send("PATCH", `${context.sessions}/current`);
       if (status !== 200) fail(status, data);
-      csrfFromBody = data.csrf;
+      rememberCsrf(data.csrf);
       const at = Math.max(now(), askedAt);
       storage.setItem(storageKey, JSON.stringify({ at, csrf: data.csrf }));
       announce("refreshed", { csrf: data.csrf, at });
@@ -212,12 +219,25 @@ export function createSession(options) {
     return inFlight;
   }
 
-  /** A request of this context; refreshes once on 401 `access_expired` and retries once. */
+  /** Whether a refresh of any tab finished after `askedAt`, once any refresh under way ended. */
+  function refreshedSince(askedAt) {
+    return locks.request(lockName, async () => lastRefresh().at >= askedAt);
+  }
+
+  /**
+   * A request of this context; refreshes once on 401 `access_expired` and retries once. A 401
+   * `session_ended` for a request that a refresh of any tab overtook is retried once too: it was
+   * sent with the access token that refresh replaced, which the API refuses without ending the
+   * session (CONTRACT §3); only a second refusal ends the session in every tab.
+   */
   async function request(method, path, body) {
     const askedAt = now();
     let answer = await send(method, path, body);
-    if (answer.status === 401 && answer.data && answer.data.error && answer.data.error.code === "access_expired") {
+    const code = answer.status === 401 && answer.data && answer.data.error && answer.data.error.code;
+    if (code === "access_expired") {
       await refresh(askedAt);
+      answer = await send(method, path, body);
+    } else if (code === "session_ended" && (await refreshedSince(askedAt))) {
       answer = await send(method, path, body);
     }
     if (answer.status >= 400) fail(answer.status, answer.data);
@@ -227,14 +247,14 @@ export function createSession(options) {
   async function login(email, password, extra = {}) {
     const { status, data } = await send("POST", context.sessions, { email, password, ...extra });
     if (status !== 201) fail(status, data);
-    csrfFromBody = data.csrf;
+    rememberCsrf(data.csrf);
     announce("login", { csrf: data.csrf });
     return data;
   }
 
   async function logout() {
     const { status, data } = await send("DELETE", `${context.sessions}/current`);
-    csrfFromBody = null;
+    rememberCsrf(null);
     announce("logout", { context: options.context });
     if (status !== 204 && !(status === 401 && data && data.error && data.error.code === "session_ended")) {
       fail(status, data);
@@ -246,6 +266,8 @@ export function createSession(options) {
     refresh: () => refresh(),
     login,
     logout,
+    /** The session of this tab: resolves while logged in, throws `ApiError` (401) otherwise. */
+    current: async () => (await request("GET", `${context.sessions}/current`)).sessions,
     /** The caller's live sessions, most recently used first. */
     sessions: async () => (await request("GET", context.sessions)).sessions,
     /** Ends one session by its public `id`; the current one is a logout. */

@@ -6,7 +6,10 @@ import assert from "node:assert/strict";
 
 import { createSession, ApiError } from "../session-kit.js";
 
-/** A fake API: one user, access tokens that can be expired at will, CSRF bound to them. */
+/** A fake API: one user, access tokens that can be expired at will, CSRF bound to them. A
+ * request carries the access cookie it was sent with; one answered after a refresh replaced that
+ * token is refused with `session_ended` (the contract's grace window, §3 and §8). Setting
+ * `server.gate` to a promise holds the requests sent meanwhile on the wire until it resolves. */
 function fakeApi({ cookiesReadable = true } = {}) {
   const jar = new Map();
   const server = { generation: 0, expired: false, patches: 0, csrf: null, ended: false, requests: [] };
@@ -29,13 +32,15 @@ function fakeApi({ cookiesReadable = true } = {}) {
     server.requests.push(`${method} ${path}`);
     assert.equal(init.credentials, "include");
     const csrf = init.headers["X-CSRF-Token"];
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    const token = jar.get("jwt_access");
+    await (server.gate || new Promise((resolve) => setTimeout(resolve, 5)));
     if (method === "POST" && path === "/identities/sessions") {
       server.ended = false;
       return reply(201, { ...issue(), access_expires_at: "", session_expires_at: "" });
     }
-    if (!jar.get("jwt_access")) return error(401, "unauthenticated");
+    if (!token) return error(401, "unauthenticated");
     if (server.ended) return error(401, "session_ended");
+    if (token !== `access-${server.generation}`) return error(401, "session_ended");
     const unsafe = !["GET", "HEAD", "OPTIONS"].includes(method);
     if (unsafe && csrf !== server.csrf) return error(403, "csrf_failed");
     if (method === "PATCH" && path === "/identities/sessions/current") {
@@ -116,6 +121,28 @@ test("five tabs with an expired access token refresh with exactly one PATCH and 
   all.forEach((tab) => tab.close());
 });
 
+test("a request refused because another tab's refresh replaced its token meanwhile is retried, not a logout", { timeout: 10_000 }, async () => {
+  const api = fakeApi();
+  const [first, second] = tabs(api, 2);
+  const ended = [];
+  for (const tab of [first, second]) tab.on("session_ended", () => ended.push(tab));
+  await first.login("ada@example.com", "x");
+  api.server.expired = true;
+  let deliver;
+  api.server.gate = new Promise((resolve) => (deliver = resolve));
+  const late = second.request("GET", "/identities/user/1");
+  api.server.gate = null;
+  await first.request("GET", "/identities/user/1");
+  assert.equal(api.server.patches, 1);
+  deliver();
+  const answer = await late;
+  assert.equal(answer.id, 1);
+  assert.equal(api.server.patches, 1, "no second refresh");
+  assert.deepEqual(ended, [], "nobody was logged out");
+  first.close();
+  second.close();
+});
+
 test("unsafe requests carry the CSRF token: from the cookie, else from the last body or another tab", { timeout: 10_000 }, async () => {
   const readable = fakeApi();
   const [tab] = tabs(readable, 1);
@@ -141,6 +168,21 @@ test("unsafe requests carry the CSRF token: from the cookie, else from the last 
   assert.equal(written.id, 1);
   first.close();
   second.close();
+});
+
+test("a tab opened or reloaded after the login finds the CSRF token of the last body; a logout forgets it", { timeout: 10_000 }, async () => {
+  const crossSite = fakeApi({ cookiesReadable: false });
+  const storage = sharedStorage();
+  const open = () =>
+    createSession({ context: "user", baseUrl: "http://api.test", fetch: crossSite.fetch, cookies: null, storage, channel: null });
+  const first = open();
+  await first.login("ada@example.com", "x");
+  const later = open();
+  assert.equal(later.csrfToken(), "csrf-1");
+  const written = await later.request("PATCH", "/identities/user/1", {});
+  assert.equal(written.id, 1);
+  await later.logout();
+  assert.equal(open().csrfToken(), null);
 });
 
 test("session_ended in one tab and a logout in another reach every tab", { timeout: 10_000 }, async () => {

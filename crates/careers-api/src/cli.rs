@@ -228,6 +228,12 @@ async fn serve(config: Config) -> Result<(), String> {
             "JWT_SIGNING_SECRET is not set: using a random key; sessions end when the process stops"
         );
     }
+    if let Some(seconds) = config.access_token_seconds {
+        tracing::warn!(
+            seconds,
+            "ACCESS_TOKEN_LIFETIME shortens access tokens for browser tests (never in production)"
+        );
+    }
     if config.redis_url.is_none() {
         tracing::info!("token store: in memory (sessions end when the process stops)");
     }
@@ -432,7 +438,7 @@ async fn seed(config: Config, demo: bool) -> Result<(), String> {
         return Err("nothing to seed: pass --demo".into());
     }
     let env = config.env.name();
-    if env != "development" && env != "test" {
+    if !config.env.allows_test_shortcuts() {
         return Err(format!(
             "seed --demo loads known passwords and runs in development and test only, not in {env}"
         ));

@@ -40,6 +40,16 @@ impl AppEnv {
         *self == Self::Development
     }
 
+    /// Development and `test`: the environments that accept known passwords (`seed --demo`)
+    /// and the shortened access lifetime of browser tests (`ACCESS_TOKEN_LIFETIME`).
+    pub fn allows_test_shortcuts(&self) -> bool {
+        match self {
+            Self::Development => true,
+            Self::Other(name) => name == "test",
+            _ => false,
+        }
+    }
+
     /// Production and staging hold sessions in a persistent store with a configured secret.
     pub fn needs_persistent_sessions(&self) -> bool {
         matches!(self, Self::Production | Self::Staging)
@@ -98,6 +108,10 @@ pub struct Config {
     pub api_docs: bool,
     /// `METRICS_ADDR`: the Prometheus listener (CONTRACT §13); unset: no metrics.
     pub metrics_addr: Option<SocketAddr>,
+    /// `ACCESS_TOKEN_LIFETIME` (development and test only): a shorter access-token lifetime in
+    /// seconds, so browser tests see `access_expired` without waiting an hour; `None`: the
+    /// specification's hour.
+    pub access_token_seconds: Option<i64>,
 }
 
 /// `ADMIN_MFA` and `MFA_ENCRYPTION_KEY`.
@@ -434,6 +448,17 @@ impl Config {
             },
         };
 
+        let access_token_seconds = match get("ACCESS_TOKEN_LIFETIME") {
+            None => None,
+            Some(_) if !env.allows_test_shortcuts() => {
+                return fail(format!(
+                    "ACCESS_TOKEN_LIFETIME is for browser tests and is refused in APP_ENV={} (development and test only)",
+                    env.name()
+                ));
+            }
+            Some(_) => Some(duration(&get, "ACCESS_TOKEN_LIFETIME", 0, "")?),
+        };
+
         Ok(Self {
             env,
             bind_addr,
@@ -453,6 +478,7 @@ impl Config {
             mfa,
             api_docs,
             metrics_addr,
+            access_token_seconds,
         })
     }
 }
@@ -538,12 +564,23 @@ fn idle_timeout(
     name: &str,
     default: i64,
 ) -> Result<i64, ConfigError> {
+    match get(name) {
+        Some(text) if text.eq_ignore_ascii_case("none") => Ok(0),
+        _ => duration(get, name, default, ", or none"),
+    }
+}
+
+/// A duration such as `90s`, `30m` or `8h` from `name` in seconds, or `default` when unset;
+/// `also` names the other accepted values in the error.
+fn duration(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: i64,
+    also: &str,
+) -> Result<i64, ConfigError> {
     let Some(text) = get(name) else {
         return Ok(default);
     };
-    if text.eq_ignore_ascii_case("none") {
-        return Ok(0);
-    }
     let seconds = [("s", 1), ("m", 60), ("h", 3600)]
         .iter()
         .find_map(|(suffix, unit)| {
@@ -554,7 +591,7 @@ fn idle_timeout(
     match seconds {
         Some(seconds) => Ok(seconds),
         None => fail(format!(
-            "{name} must be a duration such as 90s, 30m or 8h, or none; got {text:?}"
+            "{name} must be a duration such as 90s, 30m or 8h{also}; got {text:?}"
         )),
     }
 }
@@ -830,6 +867,42 @@ mod tests {
         ] {
             let err = config(&[(name, value)]).unwrap_err();
             assert!(err.0.contains(name), "{err}");
+        }
+    }
+
+    #[test]
+    fn access_token_lifetime_is_refused_outside_development_and_test() {
+        assert_eq!(config(&[]).unwrap().access_token_seconds, None);
+        let c = config(&[("ACCESS_TOKEN_LIFETIME", "2s")]).unwrap();
+        assert_eq!(c.access_token_seconds, Some(2));
+        let c = config(&[
+            ("APP_ENV", "test"),
+            ("JWT_SIGNING_SECRET", SECRET),
+            ("ACCESS_TOKEN_LIFETIME", "5m"),
+        ])
+        .unwrap();
+        assert_eq!(c.access_token_seconds, Some(300));
+        for env in ["production", "staging", "qa", "preview"] {
+            let err = config(&[
+                ("APP_ENV", env),
+                ("REDIS_URL", "redis://127.0.0.1:6379"),
+                ("JWT_SIGNING_SECRET", SECRET),
+                ("COOKIE_DOMAIN", ".example.com"),
+                ("MFA_ENCRYPTION_KEY", MFA_KEY),
+                ("SMTP_URL", "smtp://127.0.0.1:25"),
+                ("MAIL_FROM", "no-reply@example.com"),
+                ("PASSWORD_RESET_URL", "https://a.example.com/r?t={token}"),
+                ("ACCESS_TOKEN_LIFETIME", "2s"),
+            ])
+            .unwrap_err();
+            assert!(
+                err.0.contains("ACCESS_TOKEN_LIFETIME") && err.0.contains("refused"),
+                "{env}: {err}"
+            );
+        }
+        for bad in ["2", "none", "0s", "soon"] {
+            let err = config(&[("ACCESS_TOKEN_LIFETIME", bad)]).unwrap_err();
+            assert!(err.0.contains("ACCESS_TOKEN_LIFETIME"), "{bad}: {err}");
         }
     }
 

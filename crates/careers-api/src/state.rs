@@ -82,6 +82,9 @@ impl AppState {
             OriginPolicy::new(config.cors_allowed_origins.clone()),
             SessionPolicy {
                 sessions_per_identity: config.limits.sessions_per_identity,
+                access_seconds: config
+                    .access_token_seconds
+                    .unwrap_or(SessionPolicy::default().access_seconds),
                 ..SessionPolicy::default()
             },
         )
