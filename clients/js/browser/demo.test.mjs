@@ -83,6 +83,18 @@ after(async () => {
   await browser?.close();
 });
 
+/** Runs `body(api, context)` against a fresh server (`env`) in a fresh browser profile. */
+async function withServer(env, contextOptions, body) {
+  const api = await startApi(env);
+  const context = await browser.newContext(contextOptions);
+  try {
+    await body(api, context);
+  } finally {
+    await context.close();
+    api.stop();
+  }
+}
+
 /** Opens /demo in a new tab and waits until the page knows whether it is logged in. */
 async function openDemo(context, url) {
   const page = await context.newPage();
@@ -94,6 +106,16 @@ async function openDemo(context, url) {
 async function logIn(page) {
   await page.click("#login button");
   await page.waitForSelector('body[data-state="in"]');
+}
+
+/** Five tabs of `url`: the first logs in, the other four find the session on opening. */
+async function fiveLoggedInTabs(context, url) {
+  const first = await openDemo(context, url);
+  await logIn(first);
+  const tabs = [first];
+  for (let i = 1; i < 5; i++) tabs.push(await openDemo(context, url));
+  for (const tab of tabs) assert.equal(await state(tab), "in", "every tab finds the session");
+  return tabs;
 }
 
 const state = (page) => page.evaluate(() => document.body.dataset.state);
@@ -109,9 +131,7 @@ function waitForLog(page, text, before) {
 }
 
 test("login sets the user context's cookies with the development attributes and lists this session", async () => {
-  const api = await startApi({ APP_ENV: "development" });
-  const context = await browser.newContext();
-  try {
+  await withServer({ APP_ENV: "development" }, {}, async (api, context) => {
     const page = await openDemo(context, `${api.url}/demo`);
     assert.equal(await state(page), "out");
     const loginAnswer = page.waitForResponse((r) => r.request().method() === "POST");
@@ -137,21 +157,12 @@ test("login sets the user context's cookies with the development attributes and 
     const readable = await page.evaluate(() => document.cookie);
     assert.match(readable, /CSRF_TOKEN=/);
     assert.doesNotMatch(readable, /jwt_access/, "the access cookie is HttpOnly");
-  } finally {
-    await context.close();
-    api.stop();
-  }
+  });
 });
 
 test("five tabs whose access token expired refresh with exactly one PATCH and all continue", async () => {
-  const api = await startApi({ APP_ENV: "development" });
-  const context = await browser.newContext();
-  try {
-    const first = await openDemo(context, `${api.url}/demo`);
-    await logIn(first);
-    const tabs = [first];
-    for (let i = 1; i < 5; i++) tabs.push(await openDemo(context, `${api.url}/demo`));
-    for (const tab of tabs) assert.equal(await state(tab), "in", "every tab finds the session");
+  await withServer({ APP_ENV: "development" }, {}, async (api, context) => {
+    const tabs = await fiveLoggedInTabs(context, `${api.url}/demo`);
 
     await sleep((ACCESS_SECONDS + 1.5) * 1000);
     const wire = [];
@@ -174,21 +185,12 @@ test("five tabs whose access token expired refresh with exactly one PATCH and al
     );
     assert.equal(wire.filter((w) => w === "GET 200").length, 5, `every tab continued: ${wire}`);
     for (const tab of tabs) assert.equal(await state(tab), "in");
-  } finally {
-    await context.close();
-    api.stop();
-  }
+  });
 });
 
 test("a logout in one tab sends every other tab to the logged-out state", async () => {
-  const api = await startApi({ APP_ENV: "development" });
-  const context = await browser.newContext();
-  try {
-    const first = await openDemo(context, `${api.url}/demo`);
-    await logIn(first);
-    const tabs = [first];
-    for (let i = 1; i < 5; i++) tabs.push(await openDemo(context, `${api.url}/demo`));
-    for (const tab of tabs) assert.equal(await state(tab), "in");
+  await withServer({ APP_ENV: "development" }, {}, async (api, context) => {
+    const tabs = await fiveLoggedInTabs(context, `${api.url}/demo`);
 
     const logout = tabs[2].waitForResponse((r) => r.request().method() === "DELETE");
     await tabs[2].click("#logout");
@@ -200,10 +202,7 @@ test("a logout in one tab sends every other tab to the logged-out state", async 
     await tabs[4].reload();
     await tabs[4].waitForSelector("body[data-state]");
     assert.equal(await state(tabs[4]), "out");
-  } finally {
-    await context.close();
-    api.stop();
-  }
+  });
 });
 
 /** A TLS reverse proxy on `port` for two registrable domains: `dashboard.test` serves the demo
@@ -259,66 +258,70 @@ async function startProxy(port, apiPort) {
 test("an admin dashboard on another registrable domain works over TLS with partitioned cookies and the CSRF token from the body", async () => {
   const proxyPort = await freePort();
   const dashboardOrigin = `https://dashboard.test:${proxyPort}`;
-  const api = await startApi({
+  const env = {
     APP_ENV: "test",
     JWT_SIGNING_SECRET: "browser-test-signing-secret-of-32-bytes!",
     COOKIE_PARTITIONED: "admin",
     CORS_ALLOWED_ORIGINS: dashboardOrigin,
-  });
-  const proxy = await startProxy(proxyPort, api.port);
-  const context = await browser.newContext({ ignoreHTTPSErrors: true });
-  try {
-    const page = await openDemo(context, `${proxy.dashboard}/demo?context=admin`);
-    assert.equal(await state(page), "out");
-    const loginAnswer = page.waitForResponse((r) => r.request().method() === "POST");
-    await logIn(page);
-    const body = await (await loginAnswer).json();
-    await waitForLog(page, "sessions listed", 0);
-
-    const cookies = Object.fromEntries((await context.cookies(proxy.apiBase)).map((c) => [c.name, c]));
-    assert.deepEqual(Object.keys(cookies).sort(), ["TEAM_CSRF_TOKEN", "team_jwt_access"]);
-    for (const cookie of Object.values(cookies)) {
-      assert.equal(cookie.secure, true, cookie.name);
-      assert.equal(cookie.sameSite, "None", cookie.name);
-      // CHIPS: kept in the jar of the top-level site that embedded the request, the dashboard.
-      assert.match(String(cookie.partitionKey), /^https:\/\/dashboard\.test/, `${cookie.name} is partitioned`);
+  };
+  await withServer(env, { ignoreHTTPSErrors: true }, async (api, context) => {
+    const proxy = await startProxy(proxyPort, api.port);
+    try {
+      await dashboardSession(proxy, context);
+    } finally {
+      proxy.stop();
     }
-    assert.equal(cookies.TEAM_CSRF_TOKEN.value, body.csrf);
-    assert.doesNotMatch(
-      await page.evaluate(() => document.cookie),
-      /TEAM_CSRF_TOKEN/,
-      "the dashboard cannot read the API's cookies: the kit takes the CSRF token from the body",
-    );
-
-    // An unsafe request with the token from the body: ending the other sessions.
-    const ended = page.waitForResponse((r) => r.request().method() === "DELETE");
-    await page.click("#others");
-    const deleteAnswer = await ended;
-    assert.equal(deleteAnswer.status(), 204);
-    assert.equal(deleteAnswer.request().headers()["x-csrf-token"], body.csrf);
-
-    // After the access token expired: one refresh (CSRF from the body), then the new token.
-    await sleep((ACCESS_SECONDS + 1.5) * 1000);
-    const refreshed = page.waitForResponse((r) => r.request().method() === "PATCH");
-    const listed = await logCount(page, "sessions listed");
-    await page.click("#list");
-    const refreshAnswer = await refreshed;
-    assert.equal(refreshAnswer.status(), 200);
-    const newCsrf = (await refreshAnswer.json()).csrf;
-    assert.notEqual(newCsrf, body.csrf);
-    await waitForLog(page, "sessions listed", listed);
-
-    // A reload keeps the session (the partitioned cookie) and the last body's CSRF token.
-    await page.reload();
-    await page.waitForSelector('body[data-state="in"]');
-    const again = page.waitForResponse((r) => r.request().method() === "DELETE");
-    await page.click("#others");
-    const againAnswer = await again;
-    assert.equal(againAnswer.status(), 204);
-    assert.equal(againAnswer.request().headers()["x-csrf-token"], newCsrf);
-  } finally {
-    await context.close();
-    proxy.stop();
-    api.stop();
-  }
+  });
 });
+
+/** The cross-site dashboard's flow: login, an unsafe request, a refresh, a reload. */
+async function dashboardSession(proxy, context) {
+  const page = await openDemo(context, `${proxy.dashboard}/demo?context=admin`);
+  assert.equal(await state(page), "out");
+  const loginAnswer = page.waitForResponse((r) => r.request().method() === "POST");
+  await logIn(page);
+  const body = await (await loginAnswer).json();
+  await waitForLog(page, "sessions listed", 0);
+
+  const cookies = Object.fromEntries((await context.cookies(proxy.apiBase)).map((c) => [c.name, c]));
+  assert.deepEqual(Object.keys(cookies).sort(), ["TEAM_CSRF_TOKEN", "team_jwt_access"]);
+  for (const cookie of Object.values(cookies)) {
+    assert.equal(cookie.secure, true, cookie.name);
+    assert.equal(cookie.sameSite, "None", cookie.name);
+    // CHIPS: kept in the jar of the top-level site that embedded the request, the dashboard.
+    assert.match(String(cookie.partitionKey), /^https:\/\/dashboard\.test/, `${cookie.name} is partitioned`);
+  }
+  assert.equal(cookies.TEAM_CSRF_TOKEN.value, body.csrf);
+  assert.doesNotMatch(
+    await page.evaluate(() => document.cookie),
+    /TEAM_CSRF_TOKEN/,
+    "the dashboard cannot read the API's cookies: the kit takes the CSRF token from the body",
+  );
+
+  // An unsafe request with the token from the body: ending the other sessions.
+  const ended = page.waitForResponse((r) => r.request().method() === "DELETE");
+  await page.click("#others");
+  const deleteAnswer = await ended;
+  assert.equal(deleteAnswer.status(), 204);
+  assert.equal(deleteAnswer.request().headers()["x-csrf-token"], body.csrf);
+
+  // After the access token expired: one refresh (CSRF from the body), then the new token.
+  await sleep((ACCESS_SECONDS + 1.5) * 1000);
+  const refreshed = page.waitForResponse((r) => r.request().method() === "PATCH");
+  const listed = await logCount(page, "sessions listed");
+  await page.click("#list");
+  const refreshAnswer = await refreshed;
+  assert.equal(refreshAnswer.status(), 200);
+  const newCsrf = (await refreshAnswer.json()).csrf;
+  assert.notEqual(newCsrf, body.csrf);
+  await waitForLog(page, "sessions listed", listed);
+
+  // A reload keeps the session (the partitioned cookie) and the last body's CSRF token.
+  await page.reload();
+  await page.waitForSelector('body[data-state="in"]');
+  const again = page.waitForResponse((r) => r.request().method() === "DELETE");
+  await page.click("#others");
+  const againAnswer = await again;
+  assert.equal(againAnswer.status(), 204);
+  assert.equal(againAnswer.request().headers()["x-csrf-token"], newCsrf);
+}

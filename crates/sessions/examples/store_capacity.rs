@@ -12,7 +12,8 @@
 //! 1. In-memory store: 1,000,000 live sessions; the process's resident set (`VmRSS` of
 //!    `/proc/self/status`) before and after.
 //! 2. Redis (only with `TEST_REDIS_URL`): 10,000 sessions; `MEMORY USAGE` of a sample of keys
-//!    (each session's record and its identity's index), and the `used_memory` growth of
+//!    (each session's record and its identity's index), as logged in and again after one
+//!    refresh (which adds the previous access UID), and the `used_memory` growth of
 //!    `INFO memory` per session.
 //! 3. Redis: `flush("team")` of 100,000 sessions while a concurrent task keeps reading one
 //!    session of `default` and records each read's latency; every `default` session must
@@ -21,7 +22,8 @@
 //! Every session belongs to an identity of its own (the most index per session: one index key
 //! each) and is inserted under the default cap on sessions per identity, as a login does.
 //!
-//! The Redis parts work under a key prefix of their own (`careers-bench:<random>:`), give every
+//! The Redis parts work under a key prefix of their own, as long as production's `careers:`
+//! (`cb<5 random hex digits>:`, so that key names cost what they cost in production), give every
 //! record a one-hour TTL (leftovers of an interrupted run expire by themselves) and remove their
 //! keys at the end.
 
@@ -34,8 +36,10 @@ use fred::types::scan::Scanner;
 use fred::types::{ClusterHash, CustomCommand, InfoKind};
 use futures::StreamExt;
 use futures::future::join_all;
-use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig};
-use sessions::{SessionId, SessionKey, SessionMeta, SessionPolicy, SessionRecord, TokenStore};
+use sessions::store::{MemoryStore, RedisStore, RedisStoreConfig, Rotation};
+use sessions::{
+    SessionId, SessionKey, SessionLimits, SessionMeta, SessionPolicy, SessionRecord, TokenStore,
+};
 
 /// The service's allocator: the resident set measured is the one the service would have.
 #[global_allocator]
@@ -213,24 +217,28 @@ fn meta() -> SessionMeta {
 }
 
 /// `n` fresh sessions of identities `0..n` in `namespace`, `INSERT_BATCH` inserts in flight at
-/// a time.
-async fn insert_many(store: &RedisStore, namespace: &str, n: usize, now: i64) -> Vec<SessionKey> {
-    let keys: Vec<SessionKey> = (0..n as i64).map(key_of).collect();
-    for chunk in keys.chunks(INSERT_BATCH) {
-        let results = join_all(chunk.iter().map(|key| {
-            let record = record(key.subject, now, REDIS_LIFE);
-            async move {
-                store
-                    .insert(namespace, key, &record, &meta(), limit(), now)
-                    .await
-            }
+/// a time; their keys and records.
+async fn insert_many(
+    store: &RedisStore,
+    namespace: &str,
+    n: usize,
+    now: i64,
+) -> Vec<(SessionKey, SessionRecord)> {
+    let sessions: Vec<(SessionKey, SessionRecord)> = (0..n as i64)
+        .map(|subject| (key_of(subject), record(subject, now, REDIS_LIFE)))
+        .collect();
+    for chunk in sessions.chunks(INSERT_BATCH) {
+        let results = join_all(chunk.iter().map(|(key, record)| async move {
+            store
+                .insert(namespace, key, record, &meta(), limit(), now)
+                .await
         }))
         .await;
         for result in results {
             result.expect("Redis insert");
         }
     }
-    keys
+    sessions
 }
 
 async fn info_field(client: &Client, kind: InfoKind, field: &str) -> String {
@@ -281,7 +289,7 @@ async fn redis_memory(store: &RedisStore, prefix: &str, rows: &mut Vec<Row>) {
     let client = store.client();
     let now = unix_now();
     let used_before = used_memory(client).await;
-    let keys = insert_many(store, "default", REDIS_SESSIONS, now).await;
+    let sessions = insert_many(store, "default", REDIS_SESSIONS, now).await;
     tokio::time::sleep(Duration::from_millis(200)).await;
     let used_after = used_memory(client).await;
 
@@ -289,53 +297,74 @@ async fn redis_memory(store: &RedisStore, prefix: &str, rows: &mut Vec<Row>) {
     // record at the index's key + `:{ruid}` (a missing key would say None).
     let index_of = |key: &SessionKey| format!("{prefix}default:{{{}}}", key.subject);
     let record_of = |key: &SessionKey| format!("{}:{}", index_of(key), key.ruid);
-    let mut sampled = Vec::new();
-    let mut sampled_records = Vec::new();
-    for key in keys.iter().step_by(REDIS_SAMPLE_EVERY) {
-        let mut bytes = 0;
-        for (name, part) in [(record_of(key), true), (index_of(key), false)] {
-            let used = memory_usage(client, &name)
-                .await
-                .unwrap_or_else(|| panic!("no key {name}: the store's key layout changed?"));
-            if part {
-                sampled_records.push(used);
-            }
-            bytes += used;
+    let sample: Vec<&(SessionKey, SessionRecord)> =
+        sessions.iter().step_by(REDIS_SAMPLE_EVERY).collect();
+    // (record + index, record alone) of every sampled session.
+    let measure = async |sample: &[&(SessionKey, SessionRecord)]| {
+        let mut sizes = Vec::new();
+        for (key, _) in sample {
+            let record = memory_usage(client, &record_of(key)).await;
+            let index = memory_usage(client, &index_of(key)).await;
+            let (Some(record), Some(index)) = (record, index) else {
+                panic!("no key for {key:?}: the store's key layout changed?");
+            };
+            sizes.push((record + index, record));
         }
-        sampled.push(bytes);
+        sizes
+    };
+    let fresh = measure(&sample).await;
+    // One refresh of each sampled session: the record then also keeps the previous UID.
+    for (key, record) in &sample {
+        let rotation = store
+            .rotate(
+                "default",
+                key,
+                &record.access_uid,
+                &SessionId::random(),
+                now,
+                SessionLimits {
+                    grace_seconds: 10,
+                    idle_seconds: 0,
+                },
+            )
+            .await
+            .expect("Redis rotate");
+        assert!(matches!(rotation, Rotation::Rotated(_)), "{rotation:?}");
     }
-    let key_len = record_of(&keys[0]).len();
-    let index_len = index_of(&keys[0]).len();
-    let record_average = sampled_records.iter().sum::<i64>() as f64 / sampled_records.len() as f64;
-    let average = sampled.iter().sum::<i64>() as f64 / sampled.len() as f64;
-    let (min, max) = (
-        sampled.iter().min().copied().unwrap_or(0),
-        sampled.iter().max().copied().unwrap_or(0),
-    );
+    let refreshed = measure(&sample).await;
+
+    let (key, _) = &sessions[0];
+    let (key_len, index_len) = (record_of(key).len(), index_of(key).len());
+    for (label, sizes) in [("as logged in", &fresh), ("after a refresh", &refreshed)] {
+        let average = sizes.iter().map(|s| s.0).sum::<i64>() as f64 / sizes.len() as f64;
+        let record_average = sizes.iter().map(|s| s.1).sum::<i64>() as f64 / sizes.len() as f64;
+        let min = sizes.iter().map(|s| s.0).min().unwrap_or(0);
+        let max = sizes.iter().map(|s| s.0).max().unwrap_or(0);
+        println!(
+            "MEMORY USAGE {label} over {} sessions (record key {key_len} bytes, index key {index_len} bytes): record + index average {average:.1}, min {min}, max {max} bytes; record alone average {record_average:.1} bytes",
+            sizes.len()
+        );
+        rows.push(Row::new(
+            &format!("redis: MEMORY USAGE per session {label}, record + index (avg)"),
+            format!(
+                "{average:.1} B (min {min}, max {max}; {} sessions, key names {key_len} + {index_len} B)",
+                sizes.len()
+            ),
+            "< 450 B",
+            Some(average < REDIS_TARGET_BYTES),
+        ));
+        rows.push(Row::new(
+            &format!("redis: MEMORY USAGE of the record alone {label} (avg)"),
+            format!("{record_average:.1} B"),
+            "-",
+            None,
+        ));
+    }
     let per_session_info = (used_after - used_before) as f64 / REDIS_SESSIONS as f64;
-    println!(
-        "MEMORY USAGE over {} sessions (record key {key_len} bytes, index key {index_len} bytes): record + index average {average:.1}, min {min}, max {max} bytes; record alone average {record_average:.1} bytes",
-        sampled.len()
-    );
     println!(
         "INFO used_memory: before {used_before}, after {used_after}, delta {} bytes = {per_session_info:.1} bytes per session",
         used_after - used_before
     );
-    rows.push(Row::new(
-        "redis: MEMORY USAGE per session, record + index (avg)",
-        format!(
-            "{average:.1} B (min {min}, max {max}; {} sessions, key names {key_len} + {index_len} B)",
-            sampled.len()
-        ),
-        "< 450 B",
-        Some(average < REDIS_TARGET_BYTES),
-    ));
-    rows.push(Row::new(
-        "redis: MEMORY USAGE of the record alone (avg)",
-        format!("{record_average:.1} B"),
-        "-",
-        None,
-    ));
     rows.push(Row::new(
         "redis: used_memory delta per session",
         format!("{per_session_info:.1} B"),
@@ -400,7 +429,7 @@ async fn redis_flush(store: Arc<RedisStore>, rows: &mut Vec<Row>) {
     let reader = {
         let store = store.clone();
         let stop = stop.clone();
-        let probe = defaults[0];
+        let probe = defaults[0].0;
         tokio::spawn(async move {
             let mut probes = Vec::with_capacity(100_000);
             while !stop.load(Ordering::Relaxed) {
@@ -442,7 +471,7 @@ async fn redis_flush(store: Arc<RedisStore>, rows: &mut Vec<Row>) {
     let (n_before, p50_before, p99_before, max_before) = latency_summary(&before);
 
     let mut survivors = 0;
-    for key in &defaults {
+    for (key, _) in &defaults {
         if store
             .get("default", key, now)
             .await
@@ -525,7 +554,7 @@ async fn main() {
 
     match std::env::var("TEST_REDIS_URL") {
         Ok(url) => {
-            let prefix = format!("careers-bench:{}:", random_hex());
+            let prefix = format!("cb{}:", &random_hex()[..5]);
             let store = RedisStore::connect(RedisStoreConfig {
                 url,
                 key_prefix: prefix.clone(),

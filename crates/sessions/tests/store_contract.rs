@@ -1168,11 +1168,15 @@ store_tests! {
         async fn foreign_data_at_a_session_key_is_corrupt_for_both_reads(store, prefix) {
             let client = store.client();
             let mut wrong = Vec::new();
+            let full = |u: &'static str, e: &'static str| {
+                vec![("u", u), ("i", "1"), ("c", "1"), ("l", "1"), ("e", e)]
+            };
             for fields in [
-                vec![("s", "seven"), ("u", "0123456789abcdef"), ("e", "1")], // no number
-                vec![("s", "7"), ("u", "short"), ("e", "1900000000")],     // UID not 16 bytes
-                vec![("s", "7"), ("u", "0123456789abcdef"), ("i", "1"), ("e", "1900000000")],
-                vec![("s", "7")],                                          // no access UID
+                full("0123456789abcdef", "seven"),        // no number
+                full("short", "1900000000"),              // UID neither 16 nor 32 bytes
+                vec![("u", "0123456789abcdef"), ("i", "1"), ("e", "1900000000")], // no c, l
+                vec![("e", "1900000000")],                // no access UID
+                vec![("u", "0123456789abcdef")],          // no end
             ] {
                 let key = key_of(7);
                 let at = record_key(&prefix, DEFAULT, &key);
@@ -1187,6 +1191,115 @@ store_tests! {
                 }
             }
             assert!(wrong.is_empty(), "not Corrupt: {wrong:#?}");
+        }
+
+        // Records written by the earlier layout (subject `s`, previous UID `p`, rotation time
+        // `r`, the address as text in `a`, the User-Agent in `g1`...) are read, listed, replayed
+        // and rotated as they are; a rotation rewrites them in the current layout.
+        async fn records_of_the_earlier_layout_keep_working(store, prefix) {
+            const ID: i64 = 77;
+            let client = store.client();
+            let key = key_of(ID);
+            let at = record_key(&prefix, DEFAULT, &key);
+            let index = index_key(&prefix, DEFAULT, ID);
+            let (current, previous) = (SessionId::random(), SessionId::random());
+            let agent = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36";
+            let fields: Vec<(&str, Value)> = vec![
+                ("s", ID.into()),
+                ("u", Value::Bytes(current.0.to_vec().into())),
+                ("i", (NOW - 5).into()),
+                ("p", Value::Bytes(previous.0.to_vec().into())),
+                ("r", (NOW - 5).into()),
+                ("c", (NOW - 100).into()),
+                ("l", (NOW - 5).into()),
+                ("e", (NOW + LIFE).into()),
+                ("a", "2001:db8::7".into()),
+                ("g1", agent[..64].into()),
+                ("g2", agent[64..].into()),
+            ];
+            let _: i64 = client.hset(at.as_str(), fields).await.expect("HSET");
+            let _: i64 = client
+                .custom(
+                    CustomCommand::new_static("ZADD", ClusterHash::FirstKey, false),
+                    vec![index.clone(), (NOW - 5).to_string(), key.ruid.to_string()],
+                )
+                .await
+                .expect("ZADD");
+            let earlier = SessionRecord {
+                subject: ID,
+                access_uid: current,
+                access_iat: NOW - 5,
+                previous_uid: Some(previous),
+                rotated_at: NOW - 5,
+                created_at: NOW - 100,
+                last_seen_at: NOW - 5,
+                expires_at: NOW + LIFE,
+            };
+            assert_eq!(store.read(DEFAULT, &key, NOW).await, Some(earlier));
+            let access = store.access(DEFAULT, &key, NOW).await.expect("access");
+            assert_eq!(access.map(|a| a.access_uid), Some(current));
+            let listed = store.list(DEFAULT, ID, NOW).await.expect("list");
+            assert_eq!(listed.len(), 1);
+            assert_eq!(listed[0].record, earlier);
+            assert_eq!(listed[0].meta.ip, Some("2001:db8::7".parse().unwrap()));
+            assert_eq!(listed[0].meta.user_agent, agent);
+
+            // The earlier layout's previous UID replays inside the grace window.
+            let replayed = store.rotate_to(DEFAULT, &key, &previous, &SessionId::random(), NOW).await;
+            assert_eq!(replayed, Rotation::Replayed(earlier));
+            // A refresh with the current UID rewrites the record in the current layout.
+            let next = SessionId::random();
+            let rotated = store.rotate_to(DEFAULT, &key, &current, &next, NOW).await;
+            let expected = SessionRecord {
+                access_uid: next,
+                access_iat: NOW,
+                previous_uid: Some(current),
+                rotated_at: NOW,
+                last_seen_at: NOW,
+                ..earlier
+            };
+            assert_eq!(rotated, Rotation::Rotated(expected));
+            let raw: std::collections::HashMap<String, Value> =
+                client.hgetall(at.as_str()).await.expect("HGETALL");
+            for gone in ["s", "p", "r"] {
+                assert!(!raw.contains_key(gone), "{gone} left in {raw:?}");
+            }
+            assert_eq!(raw["u"].as_bytes().map(<[u8]>::len), Some(32));
+            let listed = store.list(DEFAULT, ID, NOW).await.expect("list");
+            assert_eq!(listed[0].record, expected);
+            assert_eq!(listed[0].meta.user_agent, agent, "the metadata stays as it was");
+            // The previous UID of the current layout replays too, and ending works.
+            let replayed = store.rotate_to(DEFAULT, &key, &current, &SessionId::random(), NOW + 1).await;
+            assert_eq!(replayed, Rotation::Replayed(expected));
+            assert_eq!(store.end_with(DEFAULT, &key, &current, NOW + 1).await, Ending::Ended);
+            assert!(!exists(client, &at).await);
+        }
+
+        // A session with an IPv6 address and a 256-byte User-Agent, refreshed, is still a
+        // listpack: no value of the record is longer than 64 bytes.
+        async fn a_record_stays_a_listpack_with_metadata_and_a_previous_uid(store, prefix) {
+            let client = store.client();
+            let key = key_of(91);
+            let record = new_record(91);
+            let long = SessionMeta {
+                ip: Some("2001:db8:85a3::8a2e:370:7334".parse().unwrap()),
+                user_agent: "x".repeat(256),
+            };
+            store.insert(DEFAULT, &key, &record, &long, 0, NOW).await.expect("insert");
+            let next = SessionId::random();
+            let rotated = store.rotate_to(DEFAULT, &key, &record.access_uid, &next, NOW).await;
+            assert!(matches!(rotated, Rotation::Rotated(_)), "{rotated:?}");
+            let at = record_key(&prefix, DEFAULT, &key);
+            let encoding: String = client
+                .custom(
+                    CustomCommand::new_static("OBJECT", ClusterHash::Offset(1), false),
+                    vec!["ENCODING".to_owned(), at],
+                )
+                .await
+                .expect("OBJECT ENCODING");
+            assert_eq!(encoding, "listpack");
+            let listed = store.list(DEFAULT, 91, NOW).await.expect("list");
+            assert_eq!(listed[0].meta, long);
         }
 
         // The index, read raw: exactly the live sessions, scored by last_seen_at, with a TTL;

@@ -8,6 +8,7 @@
 //! index lives as long as its longest-lived session, and members whose record expired are
 //! dropped by the next login of that identity.
 
+use std::net::IpAddr;
 use std::time::Duration;
 
 use fred::bytes::Bytes;
@@ -18,30 +19,61 @@ use futures::StreamExt;
 
 use super::{
     Counter, Ending, ListedSession, LiveAccess, Rotation, SessionKey, SessionLimits, SessionMeta,
-    SessionRecord, StoreError, TokenStore,
+    SessionRecord, StoreError, TokenStore, USER_AGENT_BYTES,
 };
 use crate::SessionId;
 
-const FIELDS: [&str; 8] = ["s", "u", "i", "p", "r", "c", "l", "e"];
-/// What authentication reads: subject (present in every record), access UID, its issue time,
-/// last seen, end.
-const ACCESS_FIELDS: [&str; 5] = ["s", "u", "i", "l", "e"];
+// A record's fields. Every value is at most 64 bytes (`hash-max-listpack-value`), so Redis keeps
+// the hash as one compact listpack (a single longer value would turn it into a hash table of
+// about four times the memory), and the fields are chosen so that a session with an IPv6
+// address and a common browser's `User-Agent` stays in a 224-byte allocation (DECISIONS 112):
+//
+// - `u`: the current access UID (16 raw bytes), followed after a refresh by the one it replaced
+//   (32 bytes); `i`: when the current one was issued, which is also when the last refresh
+//   happened; `c`, `l`, `e`: created, last seen, end (Unix seconds);
+// - `n`: the login's client address, 4 or 16 raw bytes (absent when unknown);
+// - `v` to `z`: the `User-Agent` in pieces of at most `UA_PIECE` bytes.
+//
+// The subject is not stored: the key carries it. Records of the earlier layout are read and
+// changed as they are (its `s`, `p` for the previous UID, `r` for the rotation time, `a` for
+// the address as text, `g1` to `g4` for the `User-Agent`); their first refresh rewrites them.
 
-/// A listing reads these after the record's: the client address, then the `User-Agent` in
-/// pieces of at most [`UA_PIECE`] bytes. Redis keeps a hash whose values are all at most 64
-/// bytes (`hash-max-listpack-value`) as one compact listpack; a single 100-byte value would
-/// turn the record into a hash table of about four times the memory.
-const META_FIELDS: [&str; 5] = ["a", "g1", "g2", "g3", "g4"];
-const UA_PIECE: usize = 64;
+/// What `get` and a listing read, in this order.
+const FIELDS: [&str; 6] = ["u", "p", "i", "c", "l", "e"];
+/// What authentication reads: the access UIDs, the current one's issue time, last seen, end.
+const ACCESS_FIELDS: [&str; 4] = ["u", "i", "l", "e"];
 
-// KEYS: record, index. ARGV: the eight fields, TTL, member, limit, now, record key prefix,
-// then the meta fields: the address and four pieces of the User-Agent (empty ones are not set).
+/// A listing reads these after `FIELDS`: the address (raw, then the earlier layout's text),
+/// then the `User-Agent`'s pieces (the earlier layout's, then this one's; a record has one set).
+const META_FIELDS: [&str; 11] = ["n", "a", "g1", "g2", "g3", "g4", "v", "w", "x", "y", "z"];
+/// Pieces of 63 bytes: a value of 64 bytes or more takes a 2-byte length in a listpack.
+const UA_PIECE: usize = 63;
+const UA_PIECES: usize = 5;
+const _: () = assert!(UA_PIECE * UA_PIECES >= USER_AGENT_BYTES && UA_PIECE <= 64);
+
+/// Lua shared by the scripts that compare a presented access UID with a record's: `uids(u, p)`
+/// splits `u` into the current and the previous UID ('' before the first refresh), reading the
+/// earlier layout's `p` when `u` holds only the current one.
+macro_rules! lua_uids {
+    () => {
+        r"
+local function uids(u, p)
+  local previous = string.sub(u, 17)
+  if previous == '' then previous = p or '' end
+  return string.sub(u, 1, 16), previous
+end
+"
+    };
+}
+
+// KEYS: record, index. ARGV: u, i, c, l, e, TTL, member, limit, score, record key prefix,
+// address, then the `User-Agent`'s pieces (empty ones are not set).
 // Drops index members whose record is gone, then the least recently used sessions while the
 // identity has `limit` or more; returns how many it ended that way.
 const INSERT: &str = r"
 local idx = KEYS[2]
-local prefix = ARGV[13]
-local limit = tonumber(ARGV[11])
+local prefix = ARGV[10]
+local limit = tonumber(ARGV[8])
 for _, m in ipairs(redis.call('ZRANGE', idx, 0, -1)) do
   if redis.call('EXISTS', prefix .. m) == 0 then redis.call('ZREM', idx, m) end
 end
@@ -54,13 +86,15 @@ if limit > 0 then
     evicted = evicted + 1
   end
 end
-redis.call('HSET', KEYS[1], 's', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'p', ARGV[4], 'r', ARGV[5], 'c', ARGV[6], 'l', ARGV[7], 'e', ARGV[8], 'a', ARGV[14])
-for n = 1, 4 do
-  if ARGV[14 + n] ~= '' then redis.call('HSET', KEYS[1], 'g' .. n, ARGV[14 + n]) end
+redis.call('HSET', KEYS[1], 'u', ARGV[1], 'i', ARGV[2], 'c', ARGV[3], 'l', ARGV[4], 'e', ARGV[5])
+if ARGV[11] ~= '' then redis.call('HSET', KEYS[1], 'n', ARGV[11]) end
+local pieces = {'v', 'w', 'x', 'y', 'z'}
+for n = 1, 5 do
+  if ARGV[11 + n] ~= '' then redis.call('HSET', KEYS[1], pieces[n], ARGV[11 + n]) end
 end
-redis.call('EXPIRE', KEYS[1], ARGV[9])
-redis.call('ZADD', idx, ARGV[12], ARGV[10])
-if redis.call('TTL', idx) < tonumber(ARGV[9]) then redis.call('EXPIRE', idx, ARGV[9]) end
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('ZADD', idx, ARGV[9], ARGV[7])
+if redis.call('TTL', idx) < tonumber(ARGV[6]) then redis.call('EXPIRE', idx, ARGV[6]) end
 return evicted
 ";
 
@@ -73,11 +107,14 @@ return 1
 ";
 
 // KEYS: record, index. ARGV: presented, new, now, grace, member, idle (0: none).
-// Returns {1, record...} rotated, {2, record...} replayed, {3} superseded (deleted), {0} missing
-// (an expired or idle session is deleted on the way).
-const ROTATE: &str = r"
+// Returns {1, FIELDS...} rotated, {2, FIELDS...} replayed, {3} superseded (deleted), {0}
+// missing (an expired or idle session is deleted on the way). A rotation writes this layout's
+// `u` and drops the earlier layout's `s`, `p` and `r`.
+const ROTATE: &str = concat!(
+    lua_uids!(),
+    r"
 local k = KEYS[1]
-local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e', 'l')
+local f = redis.call('HMGET', k, 'u', 'p', 'i', 'e', 'l')
 if not f[1] then return {0} end
 local now = tonumber(ARGV[3])
 local idle = tonumber(ARGV[6])
@@ -86,38 +123,46 @@ if tonumber(f[4]) <= now or (idle > 0 and now - tonumber(f[5]) >= idle) then
   redis.call('ZREM', KEYS[2], ARGV[5])
   return {0}
 end
-if f[1] == ARGV[1] then
-  redis.call('HSET', k, 'p', ARGV[1], 'u', ARGV[2], 'i', ARGV[3], 'r', ARGV[3], 'l', ARGV[3])
+local current, previous = uids(f[1], f[2])
+if current == ARGV[1] then
+  redis.call('HSET', k, 'u', ARGV[2] .. current, 'i', ARGV[3], 'l', ARGV[3])
+  redis.call('HDEL', k, 's', 'p', 'r')
   redis.call('ZADD', KEYS[2], 'XX', ARGV[3], ARGV[5])
-  local r = redis.call('HMGET', k, 's', 'u', 'i', 'p', 'r', 'c', 'l', 'e')
+  local r = redis.call('HMGET', k, 'u', 'p', 'i', 'c', 'l', 'e')
   table.insert(r, 1, 1)
   return r
 end
-if f[2] == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[4]) then
-  local r = redis.call('HMGET', k, 's', 'u', 'i', 'p', 'r', 'c', 'l', 'e')
+if previous ~= '' and previous == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[4]) then
+  local r = redis.call('HMGET', k, 'u', 'p', 'i', 'c', 'l', 'e')
   table.insert(r, 1, 2)
   return r
 end
 redis.call('DEL', k)
 redis.call('ZREM', KEYS[2], ARGV[5])
 return {3}
-";
+"
+);
 
 // KEYS: record, index. ARGV: presented, now, grace, member, idle (0: none).
 // Deletes the record whatever it holds; returns 1 ended, 2 superseded, 0 missing, expired or
 // idle.
-const END: &str = r"
+const END: &str = concat!(
+    lua_uids!(),
+    r"
 local k = KEYS[1]
-local f = redis.call('HMGET', k, 'u', 'p', 'r', 'e', 'l')
+local f = redis.call('HMGET', k, 'u', 'p', 'i', 'e', 'l')
 redis.call('ZREM', KEYS[2], ARGV[4])
 if not f[1] then return 0 end
 redis.call('DEL', k)
 local now = tonumber(ARGV[2])
 local idle = tonumber(ARGV[5])
 if tonumber(f[4]) <= now or (idle > 0 and now - tonumber(f[5]) >= idle) then return 0 end
-if f[1] == ARGV[1] or (f[2] == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[3])) then return 1 end
+local current, previous = uids(f[1], f[2])
+if current == ARGV[1] then return 1 end
+if previous ~= '' and previous == ARGV[1] and now - tonumber(f[3]) < tonumber(ARGV[3]) then return 1 end
 return 2
-";
+"
+);
 
 // KEYS: record, index. ARGV: member. Returns whether the record existed.
 const REVOKE: &str = r"
@@ -144,10 +189,10 @@ return ended
 const LIST: &str = r"
 local out = {}
 for _, m in ipairs(redis.call('ZRANGE', KEYS[1], 0, -1)) do
-  local f = redis.call('HMGET', ARGV[1] .. m, 's', 'u', 'i', 'p', 'r', 'c', 'l', 'e', 'a', 'g1', 'g2', 'g3', 'g4')
+  local f = redis.call('HMGET', ARGV[1] .. m, 'u', 'p', 'i', 'c', 'l', 'e', 'n', 'a', 'g1', 'g2', 'g3', 'g4', 'v', 'w', 'x', 'y', 'z')
   if f[1] then
     table.insert(out, m)
-    for i = 1, 13 do table.insert(out, f[i]) end
+    for i = 1, 17 do table.insert(out, f[i]) end
   else
     redis.call('ZREM', KEYS[1], m)
   end
@@ -312,6 +357,12 @@ fn uid_value(uid: &SessionId) -> Value {
     Value::Bytes(Bytes::copy_from_slice(&uid.0))
 }
 
+/// No record at the key: neither its access UID nor its end (`FIELDS` and `ACCESS_FIELDS`
+/// both begin with `u` and end with `e`). One without the other is a damaged record.
+fn absent(fields: &[Value]) -> bool {
+    fields.first().is_none_or(Value::is_null) && fields.last().is_none_or(Value::is_null)
+}
+
 fn int_of(value: &Value) -> Result<i64, StoreError> {
     match value {
         Value::Integer(i) => Ok(*i),
@@ -332,35 +383,86 @@ fn uid_of(value: &Value) -> Result<Option<SessionId>, StoreError> {
     }
 }
 
+/// `u`: the current access UID, then (after a refresh) the previous one.
+fn uids_value(current: &SessionId, previous: Option<&SessionId>) -> Value {
+    let mut bytes = Vec::with_capacity(32);
+    bytes.extend_from_slice(&current.0);
+    if let Some(previous) = previous {
+        bytes.extend_from_slice(&previous.0);
+    }
+    Value::Bytes(Bytes::from(bytes))
+}
+
+/// The current and the previous access UID from `u`, or from `u` and the earlier layout's `p`.
+fn uids_of(u: &Value, p: &Value) -> Result<(SessionId, Option<SessionId>), StoreError> {
+    let bytes = u.as_bytes().ok_or(StoreError::Corrupt)?;
+    let id = |b: &[u8]| <[u8; 16]>::try_from(b).map(SessionId);
+    match bytes.len() {
+        16 => Ok((id(bytes).map_err(|_| StoreError::Corrupt)?, uid_of(p)?)),
+        32 => {
+            let (current, previous) = bytes.split_at(16);
+            match (id(current), id(previous)) {
+                (Ok(current), Ok(previous)) => Ok((current, Some(previous))),
+                _ => Err(StoreError::Corrupt),
+            }
+        }
+        _ => Err(StoreError::Corrupt),
+    }
+}
+
+/// An address as its 4 or 16 bytes.
+fn address_value(ip: Option<IpAddr>) -> Value {
+    let bytes = match ip {
+        Some(IpAddr::V4(v4)) => v4.octets().to_vec(),
+        Some(IpAddr::V6(v6)) => v6.octets().to_vec(),
+        None => Vec::new(),
+    };
+    Value::Bytes(Bytes::from(bytes))
+}
+
 /// Reads the fields in `META_FIELDS` order (empty when absent).
 fn meta_of(fields: &[Value]) -> Result<SessionMeta, StoreError> {
-    let [a, pieces @ ..] = fields else {
+    let [raw, text, pieces @ ..] = fields else {
         return Err(StoreError::Corrupt);
     };
     let mut agent = Vec::new();
     for piece in pieces {
         agent.extend_from_slice(piece.as_bytes().unwrap_or_default());
     }
-    let address = a.as_bytes().unwrap_or_default();
-    Ok(SessionMeta {
-        ip: std::str::from_utf8(address)
+    let ip = match raw.as_bytes().unwrap_or_default() {
+        [] => std::str::from_utf8(text.as_bytes().unwrap_or_default())
             .ok()
             .and_then(|text| text.parse().ok()),
+        bytes => match bytes.len() {
+            4 => <[u8; 4]>::try_from(bytes).ok().map(IpAddr::from),
+            16 => <[u8; 16]>::try_from(bytes).ok().map(IpAddr::from),
+            _ => return Err(StoreError::Corrupt),
+        },
+    };
+    Ok(SessionMeta {
+        ip,
         user_agent: String::from_utf8_lossy(&agent).into_owned(),
     })
 }
 
-/// Reads the eight fields in `FIELDS` order.
-fn record_of(fields: &[Value]) -> Result<SessionRecord, StoreError> {
-    let [s, u, i, p, r, c, l, e] = fields else {
+/// The record of `subject` from the fields in `FIELDS` order.
+fn record_of(subject: i64, fields: &[Value]) -> Result<SessionRecord, StoreError> {
+    let [u, p, i, c, l, e] = fields else {
         return Err(StoreError::Corrupt);
     };
+    let (access_uid, previous_uid) = uids_of(u, p)?;
+    let access_iat = int_of(i)?;
     Ok(SessionRecord {
-        subject: int_of(s)?,
-        access_uid: uid_of(u)?.ok_or(StoreError::Corrupt)?,
-        access_iat: int_of(i)?,
-        previous_uid: uid_of(p)?,
-        rotated_at: int_of(r)?,
+        subject,
+        access_uid,
+        access_iat,
+        // A refresh issues the current access token: the two times are one.
+        rotated_at: if previous_uid.is_some() {
+            access_iat
+        } else {
+            0
+        },
+        previous_uid,
         created_at: int_of(c)?,
         last_seen_at: int_of(l)?,
         expires_at: int_of(e)?,
@@ -380,14 +482,8 @@ impl TokenStore for RedisStore {
         let ttl = (record.expires_at - now).max(1);
         let (record_key, index, member) = self.keys(namespace, key);
         let mut args = vec![
-            Value::from(record.subject),
-            uid_value(&record.access_uid),
+            uids_value(&record.access_uid, record.previous_uid.as_ref()),
             Value::from(record.access_iat),
-            record
-                .previous_uid
-                .as_ref()
-                .map_or_else(|| Value::from(""), uid_value),
-            Value::from(record.rotated_at),
             Value::from(record.created_at),
             Value::from(record.last_seen_at),
             Value::from(record.expires_at),
@@ -396,10 +492,10 @@ impl TokenStore for RedisStore {
             Value::from(limit as i64),
             Value::from(record.last_seen_at),
             Value::from(format!("{index}:")),
-            Value::from(meta.ip.map(|ip| ip.to_string()).unwrap_or_default()),
+            address_value(meta.ip),
         ];
         let agent = meta.user_agent.as_bytes();
-        for piece in 0..4 {
+        for piece in 0..UA_PIECES {
             let start = (piece * UA_PIECE).min(agent.len());
             let end = (start + UA_PIECE).min(agent.len());
             args.push(Value::Bytes(Bytes::copy_from_slice(&agent[start..end])));
@@ -427,8 +523,8 @@ impl TokenStore for RedisStore {
         for row in reply.chunks_exact(width) {
             let (member, fields) = row.split_first().ok_or(StoreError::Corrupt)?;
             let (fields, meta) = fields.split_at(FIELDS.len());
-            let record = record_of(fields)?;
-            if record.subject != subject || record.expires_at <= now {
+            let record = record_of(subject, fields)?;
+            if record.expires_at <= now {
                 continue;
             }
             let ruid = member
@@ -451,13 +547,10 @@ impl TokenStore for RedisStore {
         now: i64,
     ) -> Result<Option<SessionRecord>, StoreError> {
         let fields = self.fields(namespace, key, &FIELDS).await?;
-        if fields.first().is_none_or(Value::is_null) {
+        if absent(&fields) {
             return Ok(None);
         }
-        let record = record_of(&fields)?;
-        if record.subject != key.subject {
-            return Err(StoreError::Corrupt);
-        }
+        let record = record_of(key.subject, &fields)?;
         Ok((record.expires_at > now).then_some(record))
     }
 
@@ -468,17 +561,14 @@ impl TokenStore for RedisStore {
         now: i64,
     ) -> Result<Option<LiveAccess>, StoreError> {
         let fields = self.fields(namespace, key, &ACCESS_FIELDS).await?;
-        let [s, u, i, l, e] = fields.as_slice() else {
-            return Err(StoreError::Corrupt);
-        };
-        if s.is_null() {
+        if absent(&fields) {
             return Ok(None);
         }
-        if int_of(s)? != key.subject {
+        let [u, i, l, e] = fields.as_slice() else {
             return Err(StoreError::Corrupt);
-        }
+        };
         let access = LiveAccess {
-            access_uid: uid_of(u)?.ok_or(StoreError::Corrupt)?,
+            access_uid: uids_of(u, &Value::Null)?.0,
             access_iat: int_of(i)?,
             last_seen_at: int_of(l)?,
         };
@@ -516,8 +606,8 @@ impl TokenStore for RedisStore {
             .await?;
         match reply.split_first() {
             Some((code, rest)) => match int_of(code)? {
-                1 => Ok(Rotation::Rotated(record_of(rest)?)),
-                2 => Ok(Rotation::Replayed(record_of(rest)?)),
+                1 => Ok(Rotation::Rotated(record_of(key.subject, rest)?)),
+                2 => Ok(Rotation::Replayed(record_of(key.subject, rest)?)),
                 3 => Ok(Rotation::Superseded),
                 _ => Ok(Rotation::Missing),
             },
