@@ -24,7 +24,12 @@ impl Drop for Server {
             let _ = child.kill();
             let _ = child.wait();
         }
-        let _ = std::fs::remove_file(&self.file);
+        // The database and SQLite's write-ahead log and shared-memory files beside it.
+        for suffix in ["", "-wal", "-shm"] {
+            let mut path = self.file.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
 
