@@ -321,10 +321,49 @@ impl SessionEngine {
         method: &Method,
         headers: &HeaderMap,
     ) -> Result<Authenticated, SessionError> {
+        let claims = self.verified_request(context, method, headers)?;
+        self.live_session(context, claims).await
+    }
+
+    /// [`authenticate`](Self::authenticate), with `load(subject)` run beside the store's
+    /// check, so that an area that reads its identity's rows overlaps the two round trips.
+    /// `load` starts only for a correctly signed token (and, on unsafe methods, the right CSRF
+    /// header), and its output is handed back only with a live session: the caller decides
+    /// on both together.
+    pub async fn authenticate_with<F: Future>(
+        &self,
+        context: &SessionContext,
+        method: &Method,
+        headers: &HeaderMap,
+        load: impl FnOnce(i64) -> F,
+    ) -> Result<(Authenticated, F::Output), SessionError> {
+        let claims = self.verified_request(context, method, headers)?;
+        let subject = claims.subject;
+        let (session, loaded) = tokio::join!(self.live_session(context, claims), load(subject));
+        Ok((session?, loaded))
+    }
+
+    /// The checks that need no store: signature, algorithm, payload key, and CSRF on unsafe
+    /// methods.
+    fn verified_request(
+        &self,
+        context: &SessionContext,
+        method: &Method,
+        headers: &HeaderMap,
+    ) -> Result<AccessClaims, SessionError> {
         let claims = self.verified_claims(context, headers)?;
         if !is_safe(method) {
             self.check_csrf(context, headers, &claims)?;
         }
+        Ok(claims)
+    }
+
+    /// The store's part of [`authenticate`](Self::authenticate) for verified claims.
+    async fn live_session(
+        &self,
+        context: &SessionContext,
+        claims: AccessClaims,
+    ) -> Result<Authenticated, SessionError> {
         let now = self.clock.now();
         let key = claims.session_key();
         let live = self

@@ -518,3 +518,56 @@ async fn open_beyond_the_sessions_per_identity_ends_the_least_recently_used() {
     })
     .await;
 }
+
+/// `authenticate_with` reads the area's rows beside the session check: `load` gets the token's
+/// subject, runs only for a correctly signed token with (on unsafe methods) the right CSRF, and
+/// its output comes back only with a live session.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn authenticate_with_loads_beside_the_check_and_hands_back_only_with_a_live_session() {
+    on_every_store(policy(), |s| async move {
+        let engine = &s.engine;
+        let opened = s.open(&USER, 42).await;
+        let good = headers(&opened.access_token, &opened.csrf);
+        let calls = Mutex::new(Vec::new());
+        let load = |subject: i64| {
+            calls.lock().unwrap().push(subject);
+            async move { subject * 10 }
+        };
+
+        let (session, loaded) = engine
+            .authenticate_with(&USER, &Method::GET, &good, load)
+            .await
+            .expect("a live session");
+        assert_eq!((session.subject, loaded), (42, 420));
+
+        // Refused before any load: no cookie, a forged token, a wrong CSRF on an unsafe method.
+        let forged = headers("eyJhbGciOiJIUzI1NiJ9.e30.c2ln", &opened.csrf);
+        let wrong_csrf = headers(&opened.access_token, "not-the-csrf-token");
+        for (what, request, method) in [
+            ("no cookie", HeaderMap::new(), Method::GET),
+            ("forged", forged, Method::GET),
+            ("wrong CSRF", wrong_csrf, Method::POST),
+        ] {
+            let outcome = engine
+                .authenticate_with(&USER, &method, &request, load)
+                .await;
+            assert!(outcome.is_err(), "{what}: {outcome:?}");
+        }
+        assert_eq!(
+            *calls.lock().unwrap(),
+            vec![42],
+            "loaded once, for the good request"
+        );
+
+        // An ended session: the load may have run, but its output is not handed back.
+        engine.close(&USER, &good).await.expect("logout");
+        let outcome = engine
+            .authenticate_with(&USER, &Method::GET, &good, load)
+            .await;
+        assert!(
+            matches!(outcome, Err(SessionError::SessionEnded)),
+            "{outcome:?}"
+        );
+    })
+    .await;
+}

@@ -25,12 +25,17 @@ use crate::state::AppState;
 
 pub use crate::contexts::{ADMIN, USER};
 
-/// The user-context session of a request: every check of the engine (and CSRF on unsafe
-/// methods). The user areas add their own identity and profile checks on top.
-async fn user_session(parts: &Parts, state: &AppState) -> Result<Authenticated, ApiError> {
+/// The user-context session of a request (every check of the engine, and CSRF on unsafe
+/// methods) and what `load` reads of its identity for the area's own checks, read beside the
+/// session's store round trip (`SessionEngine::authenticate_with`): the area decides on both.
+async fn user_session_with<F: Future>(
+    parts: &Parts,
+    state: &AppState,
+    load: impl FnOnce(i64) -> F,
+) -> Result<(Authenticated, F::Output), ApiError> {
     Ok(state
         .sessions
-        .authenticate(&USER, &parts.method, &parts.headers)
+        .authenticate_with(&USER, &parts.method, &parts.headers, load)
         .await?)
 }
 
@@ -44,11 +49,12 @@ impl FromRequestParts<AppState> for UserCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let session = user_session(parts, state).await?;
+        let (session, user) = user_session_with(parts, state, |subject| {
+            user::find_session_user(&state.db, subject)
+        })
+        .await?;
         // A session whose identity was deleted is over.
-        let user = user::find_session_user(&state.db, session.subject)
-            .await?
-            .ok_or(ApiError::SessionEnded)?;
+        let user = user?.ok_or(ApiError::SessionEnded)?;
         Ok(Self { user, session })
     }
 }
@@ -105,11 +111,13 @@ impl FromRequestParts<AppState> for EmployerCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let session = user_session(parts, state).await?;
+        let (_, company) = user_session_with(parts, state, |subject| {
+            org_profile::employer_company(&state.db, subject)
+        })
+        .await?;
         // A session whose identity was deleted is over; a user without an org profile is not
         // an employer.
-        let company_id = org_profile::employer_company(&state.db, session.subject)
-            .await?
+        let company_id = company?
             .ok_or(ApiError::SessionEnded)?
             .ok_or(ApiError::Forbidden)?;
         Ok(Self { company_id })
@@ -126,10 +134,11 @@ impl FromRequestParts<AppState> for TalentCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let session = user_session(parts, state).await?;
-        let (user, profile) = talent_profile::user_with_profile(&state.db, session.subject)
-            .await?
-            .ok_or(ApiError::SessionEnded)?;
+        let (_, found) = user_session_with(parts, state, |subject| {
+            talent_profile::user_with_profile(&state.db, subject)
+        })
+        .await?;
+        let (user, profile) = found?.ok_or(ApiError::SessionEnded)?;
         let profile = profile.ok_or(ApiError::Forbidden)?;
         Ok(Self { user, profile })
     }
