@@ -18,6 +18,11 @@ export interface LockManagerLike {
   request<T>(name: string, callback: () => Promise<T>): Promise<T>;
 }
 
+export interface RecordsLike {
+  get(key: string): Promise<unknown>;
+  put(key: string, value: unknown): Promise<unknown>;
+}
+
 export interface StorageLike {
   getItem(key: string): string | null;
   setItem(key: string, value: string): void;
@@ -36,6 +41,9 @@ export interface SessionOptions {
   cookies?: (() => string) | null;
   /** Default: `localStorage`. */
   storage?: StorageLike;
+  /** Where the last refresh is recorded for the other tabs. Default: IndexedDB, or `storage`
+   * when that is given. */
+  records?: RecordsLike;
   now?: () => number;
 }
 

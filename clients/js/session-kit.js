@@ -13,10 +13,10 @@
 //   domain cannot read the API's cookies);
 // - a 401 `access_expired` refreshes the session once and retries the request once;
 // - one refresh for all tabs: tabs take a lock (the Web Locks API) before refreshing; a tab that
-//   waited finds, in `localStorage`, that another tab refreshed meanwhile and reuses its result
+//   waited finds, in IndexedDB, that another tab refreshed meanwhile and reuses its result
 //   (the new access cookie is the browser's, shared by every tab); the new CSRF token is kept
 //   there too and announced over a BroadcastChannel;
-// - the CSRF token of the last login or refresh is kept in `localStorage` as well, so that a
+// - the CSRF token of the last login or refresh is kept in `localStorage`, so that a
 //   dashboard that cannot read the API's cookies keeps it across reloads and in new tabs (it is
 //   not a credential: it only works together with the HttpOnly access cookie);
 // - `session_ended` and `logout` are announced to every tab of the same origin, so they leave
@@ -67,6 +67,46 @@ function memoryStorage() {
   };
 }
 
+/**
+ * The record of the last refresh, `{at, csrf}`, in IndexedDB. Unlike `localStorage`, whose
+ * writes reach the other tabs' processes some time later, a committed IndexedDB transaction is
+ * seen by every transaction that begins after it: a tab that takes the refresh lock after
+ * another released it always finds that tab's refresh.
+ */
+function indexedDbRecords(name) {
+  let database = null;
+  const open = () =>
+    new Promise((resolve, reject) => {
+      const request = globalThis.indexedDB.open(name, 1);
+      request.onupgradeneeded = () => request.result.createObjectStore("records");
+      request.onsuccess = () => resolve(request.result);
+      request.onerror = () => reject(request.error);
+    });
+  const run = async (mode, action) => {
+    database = database || open();
+    const db = await database;
+    return new Promise((resolve, reject) => {
+      const transaction = db.transaction("records", mode);
+      const request = action(transaction.objectStore("records"));
+      transaction.oncomplete = () => resolve(request.result);
+      transaction.onerror = () => reject(transaction.error);
+      transaction.onabort = () => reject(transaction.error);
+    });
+  };
+  return {
+    get: (key) => run("readonly", (store) => store.get(key)),
+    put: (key, value) => run("readwrite", (store) => store.put(value, key)),
+  };
+}
+
+/** The same over a `localStorage`-like object (tests, or a browser without IndexedDB). */
+function storageRecords(storage) {
+  return {
+    get: async (key) => JSON.parse(storage.getItem(key)),
+    put: async (key, value) => storage.setItem(key, JSON.stringify(value)),
+  };
+}
+
 /** A lock manager that runs callbacks one at a time per name, within this page only. */
 function localLocks() {
   const tails = new Map();
@@ -87,7 +127,8 @@ function localLocks() {
  * `context` ("user" | "admin"), `baseUrl` (""), `fetch`, `locks` (`navigator.locks`),
  * `channel` (a `BroadcastChannel`, or a name for one; null: no cross-tab messages),
  * `cookies` (a function returning `document.cookie`; null when the API's cookies are not
- * readable), `storage` (`localStorage`), `now` (a clock in milliseconds).
+ * readable), `storage` (`localStorage`), `records` (where the last refresh is recorded:
+ * IndexedDB, or `storage` when that is given), `now` (a clock in milliseconds).
  */
 export function createSession(options) {
   const context = CONTEXTS[options.context];
@@ -114,7 +155,12 @@ export function createSession(options) {
           : null;
   const lockName = `careers-refresh-${options.context}`;
   const storage = options.storage || globalThis.localStorage || memoryStorage();
-  const storageKey = `careers-refreshed-${options.context}`;
+  const records =
+    options.records ||
+    (!options.storage && globalThis.indexedDB
+      ? indexedDbRecords("careers-session-kit")
+      : storageRecords(storage));
+  const refreshKey = `careers-refreshed-${options.context}`;
   const csrfKey = `careers-csrf-${options.context}`;
 
   // The CSRF token of the last login or refresh body, of this tab or another.
@@ -179,9 +225,9 @@ export function createSession(options) {
   }
 
   /** The last refresh any tab of this origin made: `{at, csrf}`. */
-  function lastRefresh() {
+  async function lastRefresh() {
     try {
-      return JSON.parse(storage.getItem(storageKey)) || { at: 0 };
+      return (await records.get(refreshKey)) || { at: 0 };
     } catch {
       return { at: 0 };
     }
@@ -190,7 +236,7 @@ export function createSession(options) {
   /** The refresh itself: one PATCH, under the cross-tab lock, unless another tab did it. */
   async function refreshOnce(askedAt) {
     return locks.request(lockName, async () => {
-      const last = lastRefresh();
+      const last = await lastRefresh();
       if (last.at >= askedAt) {
         if (last.csrf) csrfFromBody = last.csrf;
         return { csrf: last.csrf, reused: true };
@@ -199,7 +245,8 @@ export function createSession(options) {
       if (status !== 200) fail(status, data);
       rememberCsrf(data.csrf);
       const at = Math.max(now(), askedAt);
-      storage.setItem(storageKey, JSON.stringify({ at, csrf: data.csrf }));
+      // Written before the lock is released: the next holder reads it.
+      await records.put(refreshKey, { at, csrf: data.csrf }).catch(() => {});
       announce("refreshed", { csrf: data.csrf, at });
       return data;
     });
@@ -221,7 +268,7 @@ export function createSession(options) {
 
   /** Whether a refresh of any tab finished after `askedAt`, once any refresh under way ended. */
   function refreshedSince(askedAt) {
-    return locks.request(lockName, async () => lastRefresh().at >= askedAt);
+    return locks.request(lockName, async () => (await lastRefresh()).at >= askedAt);
   }
 
   /**
