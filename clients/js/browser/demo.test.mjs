@@ -56,7 +56,7 @@ async function startApi(env) {
   child.stderr.on("data", (chunk) => (stderr += chunk));
   const url = `http://127.0.0.1:${port}`;
   for (let i = 0; ; i++) {
-    const up = await fetch(`${url}/openapi.json`).then((r) => r.ok, () => false);
+    const up = await fetch(`${url}/health/ready`).then((r) => r.ok, () => false);
     if (up) break;
     if (i > 100 || child.exitCode !== null) throw new Error(`the server did not start:\n${stderr}`);
     await sleep(100);

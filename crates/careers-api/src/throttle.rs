@@ -87,8 +87,7 @@ pub struct LoginThrottle {
 
 impl LoginThrottle {
     pub fn new(context: &SessionContext, email: &str, client: &ClientAddr) -> Self {
-        let digest = Sha256::digest(email.as_bytes());
-        let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+        let hex = email_key(email);
         let bucket = bucket_of(client);
         Self {
             account: format!("login:{}:{hex}:{bucket}", context.name),
@@ -103,29 +102,21 @@ impl LoginThrottle {
         state: &AppState,
         context: &SessionContext,
     ) -> Result<(), ApiError> {
-        let store = state.sessions.store();
-        let now = state.sessions.now();
         let limits = state.config.limits;
-        // Both at once: with Redis, one round trip on the multiplexed connection.
-        let (address, account) = tokio::join!(
-            store.hit(&self.address, LOGIN_WINDOW_SECONDS, now),
-            store.hit(&self.account, LOGIN_WINDOW_SECONDS, now),
-        );
-        let (address, account) = (address?, account?);
-        let over = if account.count > limits.login_failures_per_account {
-            Some(("account", account.retry_after))
-        } else if address.count > limits.login_failures_per_address {
-            Some(("address", address.retry_after))
-        } else {
-            None
-        };
-        match over {
-            Some((reason, retry_after)) => {
-                tracing::warn!(context = context.name, reason, "login throttled");
-                Err(rate_limited(retry_after))
-            }
-            None => Ok(()),
+        let over = count_both(
+            state,
+            LOGIN_WINDOW_SECONDS,
+            [
+                (&self.account, limits.login_failures_per_account, "account"),
+                (&self.address, limits.login_failures_per_address, "address"),
+            ],
+        )
+        .await?;
+        if let Some((reason, retry_after)) = over {
+            tracing::warn!(context = context.name, reason, "login throttled");
+            return Err(rate_limited(retry_after));
         }
+        Ok(())
     }
 
     /// The password was right: this attempt was no failure.
@@ -166,34 +157,64 @@ pub async fn count_password_reset(
     email: &str,
     client: &ClientAddr,
 ) -> Result<(), ApiError> {
+    let limits = state.config.limits;
+    let over = count_both(
+        state,
+        RESET_WINDOW_SECONDS,
+        [
+            (
+                &format!("reset:{}", email_key(email)),
+                limits.password_resets_per_email,
+                "email",
+            ),
+            (
+                &format!("reset:ip:{}", bucket_of(client)),
+                limits.password_resets_per_address,
+                "address",
+            ),
+        ],
+    )
+    .await?;
+    if let Some((reason, retry_after)) = over {
+        tracing::warn!(reason, "password reset throttled");
+        return Err(rate_limited(retry_after));
+    }
+    Ok(())
+}
+
+/// A counter key for an e-mail address that does not carry it: the first 16 bytes of its
+/// SHA-256, in hex.
+fn email_key(email: &str) -> String {
     let digest = Sha256::digest(email.as_bytes());
-    let hex: String = digest[..16].iter().map(|b| format!("{b:02x}")).collect();
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Counts one event on two counters at once (with Redis, one round trip on the multiplexed
+/// connection). Each counter comes with its limit and its name; the answer is the first whose
+/// count passed its limit, with the seconds left in its window.
+async fn count_both(
+    state: &AppState,
+    window_seconds: i64,
+    counters: [(&str, u64, &'static str); 2],
+) -> Result<Option<(&'static str, i64)>, ApiError> {
     let store = state.sessions.store();
     let now = state.sessions.now();
-    let limits = state.config.limits;
-    let (account_key, address_key) = (
-        format!("reset:{hex}"),
-        format!("reset:ip:{}", bucket_of(client)),
+    let [
+        (first_key, first_limit, first),
+        (second_key, second_limit, second),
+    ] = counters;
+    let (first_count, second_count) = tokio::join!(
+        store.hit(first_key, window_seconds, now),
+        store.hit(second_key, window_seconds, now),
     );
-    let (account, address) = tokio::join!(
-        store.hit(&account_key, RESET_WINDOW_SECONDS, now),
-        store.hit(&address_key, RESET_WINDOW_SECONDS, now),
-    );
-    let (account, address) = (account?, address?);
-    let over = if account.count > limits.password_resets_per_email {
-        Some(("email", account.retry_after))
-    } else if address.count > limits.password_resets_per_address {
-        Some(("address", address.retry_after))
+    let (first_count, second_count) = (first_count?, second_count?);
+    Ok(if first_count.count > first_limit {
+        Some((first, first_count.retry_after))
+    } else if second_count.count > second_limit {
+        Some((second, second_count.retry_after))
     } else {
         None
-    };
-    match over {
-        Some((reason, retry_after)) => {
-            tracing::warn!(reason, "password reset throttled");
-            Err(rate_limited(retry_after))
-        }
-        None => Ok(()),
-    }
+    })
 }
 
 fn rate_limited(retry_after: i64) -> ApiError {

@@ -90,13 +90,14 @@ impl FromRequestParts<AppState> for AdminEnrolmentCtx {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let session = state
+        let (session, admin) = state
             .sessions
-            .authenticate(&ADMIN, &parts.method, &parts.headers)
+            .authenticate_with(&ADMIN, &parts.method, &parts.headers, |subject| {
+                admin::find_admin(&state.db, subject)
+            })
             .await?;
-        let admin = admin::find_admin(&state.db, session.subject)
-            .await?
-            .ok_or(ApiError::SessionEnded)?;
+        // A session whose identity was deleted is over.
+        let admin = admin?.ok_or(ApiError::SessionEnded)?;
         Ok(Self { admin, session })
     }
 }

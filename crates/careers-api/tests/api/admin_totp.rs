@@ -4,19 +4,12 @@
 use careers_api::areas::ADMIN;
 use reqwest::{Method, Response, StatusCode};
 use serde_json::{Value, json};
-use totp_rs::{Algorithm, Secret, TOTP};
 
 use crate::backend_tests;
 use crate::helpers::*;
 
 const EMAIL: &str = "grace@example.com";
 const TOTP_PATH: &str = "/team/identities/admins/totp";
-
-/// The code an authenticator app shows for `secret` (base32) at `time`.
-fn code_at(secret: &str, time: i64) -> String {
-    let bytes = Secret::Encoded(secret.to_owned()).to_bytes().unwrap();
-    TOTP::new_unchecked(Algorithm::SHA1, 6, 1, 30, bytes, None, String::new()).generate(time as u64)
-}
 
 fn now(app: &TestApp) -> i64 {
     sessions::Clock::now(&*app.clock)

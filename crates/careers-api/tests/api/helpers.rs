@@ -515,3 +515,20 @@ pub fn sign_up_body(email: &str) -> Value {
     json!({"email": email, "password": PASSWORD, "first_name": "Nora", "last_name": "New",
            "phone_code": "+49", "mobile": "1701234567", "country": {"id": 3}})
 }
+
+/// The code an authenticator app shows for `secret` (base32) at `time`.
+pub fn code_at(secret: &str, time: i64) -> String {
+    let bytes = totp_rs::Secret::Encoded(secret.to_owned())
+        .to_bytes()
+        .unwrap();
+    totp_rs::TOTP::new_unchecked(
+        totp_rs::Algorithm::SHA1,
+        6,
+        1,
+        30,
+        bytes,
+        None,
+        String::new(),
+    )
+    .generate(time as u64)
+}

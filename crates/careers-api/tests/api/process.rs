@@ -560,26 +560,13 @@ async fn logs_never_contain_reset_tokens_totp_secrets_or_codes() {
         .await
         .unwrap();
     let secret = started["secret"].as_str().unwrap().to_owned();
-    let totp = |time: u64| {
-        let bytes = totp_rs::Secret::Encoded(secret.clone()).to_bytes().unwrap();
-        totp_rs::TOTP::new_unchecked(
-            totp_rs::Algorithm::SHA1,
-            6,
-            1,
-            30,
-            bytes,
-            None,
-            String::new(),
-        )
-        .generate(time)
-    };
     let now = || {
         std::time::SystemTime::now()
             .duration_since(std::time::UNIX_EPOCH)
             .unwrap()
-            .as_secs()
+            .as_secs() as i64
     };
-    let code = totp(now());
+    let code = code_at(&secret, now());
     let confirmed: Value = admin
         .with_csrf(client.patch(url("/team/identities/admins/totp")))
         .json(&json!({ "code": code }))
