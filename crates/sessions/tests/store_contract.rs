@@ -329,6 +329,44 @@ macro_rules! store_tests {
 
 store_tests! {
     shared {
+        // Many session checks at once (Redis sends them in batches): each gets its own
+        // session's answer, a missing session gets none, and an ended one none.
+        async fn concurrent_access_reads_each_get_their_own_session(store) {
+            let mut expected = Vec::new();
+            for subject in 1..=40 {
+                let (key, record) = store.insert_new(DEFAULT, subject).await;
+                let live = if subject % 5 == 0 {
+                    store.rotate_to(DEFAULT, &key, &record.access_uid, &SessionId::random(), NOW).await;
+                    store.read(DEFAULT, &key, NOW).await.map(|r| LiveAccess::from(&r))
+                } else if subject % 7 == 0 {
+                    assert!(store.revoked(DEFAULT, &key).await);
+                    None
+                } else {
+                    Some(LiveAccess::from(&record))
+                };
+                expected.push((key, live));
+            }
+            for subject in 41..=50 {
+                expected.push((key_of(subject), None));
+            }
+            let expected = Arc::new(expected);
+            let mut checks = Vec::new();
+            for round in 0..8 {
+                for index in 0..expected.len() {
+                    let (store, expected) = (store.clone(), expected.clone());
+                    let index = (index * 7 + round) % expected.len();
+                    checks.push(tokio::spawn(async move {
+                        let (key, live) = &expected[index];
+                        let got = store.access(DEFAULT, key, NOW).await.expect("access");
+                        assert_eq!(&got, live, "session {index}");
+                    }));
+                }
+            }
+            for check in futures::future::join_all(checks).await {
+                check.expect("a check panicked");
+            }
+        }
+
         // Rule 1.
         async fn insert_then_get_returns_identical_record(store) {
             let (key, record) = store.insert_new(DEFAULT, 42).await;

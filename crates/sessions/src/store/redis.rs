@@ -23,6 +23,9 @@ use super::{
 };
 use crate::SessionId;
 
+mod reads;
+use reads::BatchedReads;
+
 // A record's fields. Every value is at most 64 bytes (`hash-max-listpack-value`), so Redis keeps
 // the hash as one compact listpack (a single longer value would turn it into a hash table of
 // about four times the memory), and the fields are chosen so that a session with an IPv6
@@ -231,6 +234,8 @@ pub struct RedisStoreConfig {
 
 pub struct RedisStore {
     client: Client,
+    /// The session check's reads, written to Redis in batches (see `reads`).
+    access_reads: BatchedReads,
     prefix: String,
     insert: Script,
     touch: Script,
@@ -283,6 +288,7 @@ impl RedisStore {
             tracing::warn!("token store: Redis not reachable yet; retrying in the background");
         }
         Ok(Self {
+            access_reads: BatchedReads::start(client.clone()),
             client,
             prefix: config.key_prefix,
             insert: Script::from_lua(INSERT),
@@ -560,7 +566,8 @@ impl TokenStore for RedisStore {
         key: &SessionKey,
         now: i64,
     ) -> Result<Option<LiveAccess>, StoreError> {
-        let fields = self.fields(namespace, key, &ACCESS_FIELDS).await?;
+        let record_key = format!("{}:{}", self.index_key(namespace, key.subject), key.ruid);
+        let fields = self.access_reads.access_fields(record_key).await?;
         if absent(&fields) {
             return Ok(None);
         }
