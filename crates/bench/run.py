@@ -127,7 +127,10 @@ def wait_ready(url, seconds=30):
 
 
 class Pair:
-    def __init__(self, name, work):
+    """A backend pair's database (SQLite file or PostgreSQL schema) and Redis key prefix, fresh
+    for one build: `label` tells the builds of an A/B apart, so that each migrates its own."""
+
+    def __init__(self, name, work, label="api"):
         self.name = name
         # The setup signs up 24 applicants from one address: more than a real client may.
         self.env = dict(os.environ, APP_ENV="test", JWT_SIGNING_SECRET=SECRET, RUST_LOG=os.environ.get("BENCH_RUST_LOG", "info"),
@@ -136,7 +139,7 @@ class Pair:
         self.schema = None
         self.sqlite_file = None
         if name in ("sqlite-memory", "sqlite-redis"):
-            self.sqlite_file = os.path.join(work, f"bench-{name}.db")
+            self.sqlite_file = os.path.join(work, f"bench-{name}-{label}.db")
             self.env["DATABASE_URL"] = f"sqlite://{self.sqlite_file}"
             if name == "sqlite-redis":
                 self.env.update(REDIS_URL=REDIS_URL,
@@ -276,10 +279,33 @@ def start_reference(pair, user_path):
     return process, port, cookie
 
 
+def populate(base):
+    """25 applications to Acme's job (the seed's one and 24 more), each applicant with a
+    certificate, two experiences and two skills."""
+    for i in range(24):
+        email = f"applicant{i}@bench.example"
+        http("POST", base + "/identities/users", {
+            "email": email, "password": "applicant-password-1", "first_name": f"Applicant{i}",
+            "last_name": "Bench", "phone_code": "+1", "mobile": "5550100", "country": {"id": 1}})
+        jar = login(base, email, "applicant-password-1")
+        cookie, csrf = "jwt_access=" + jar["jwt_access"], jar["CSRF_TOKEN"]
+        _, _, profile = http("POST", base + "/identities/careers/user_profiles", {"headline": "Bench"},
+                             cookie, csrf)
+        profile_id = profile["careers_user_profiles"]["id"]
+        http("PATCH", base + "/talent/careers/user_profile", {
+            "certificates": [{"name": "CKA", "issuer": "CNCF"}],
+            "experiences": [{"job_title": "Engineer"}, {"job_title": "Senior engineer"}],
+            "skills": [{"name": "Rust"}, {"name": "SQL"}]}, cookie, csrf)
+        status, _, body = http("POST", base + "/candidate/careers/job_applications", {
+            "careers_job": {"id": 1}, "careers_user_profile": {"id": profile_id},
+            "cover_letter": "Hello"}, cookie, csrf)
+        assert status == 201, body
+
+
 def run_pair(name, args, work):
     pair = Pair(name, work)
     bin_api, bin_floor = os.path.join(TARGET, "careers-api"), os.path.join(TARGET, "floor")
-    others = []
+    others, baseline_pairs = [], []
     try:
         subprocess.run([bin_api, "seed", "--demo"], env=dict(pair.env, RUST_LOG="warn"), check=True,
                        stdout=subprocess.DEVNULL)
@@ -291,25 +317,7 @@ def run_pair(name, args, work):
         base = f"http://127.0.0.1:{api_port}"
         wait_ready(base + "/health/ready")
 
-        # 25 applications to Acme's job, each applicant with certificates, experiences, skills.
-        for i in range(24):
-            email = f"applicant{i}@bench.example"
-            http("POST", base + "/identities/users", {
-                "email": email, "password": "applicant-password-1", "first_name": f"Applicant{i}",
-                "last_name": "Bench", "phone_code": "+1", "mobile": "5550100", "country": {"id": 1}})
-            jar = login(base, email, "applicant-password-1")
-            cookie, csrf = "jwt_access=" + jar["jwt_access"], jar["CSRF_TOKEN"]
-            _, _, profile = http("POST", base + "/identities/careers/user_profiles", {"headline": "Bench"},
-                                 cookie, csrf)
-            profile_id = profile["careers_user_profiles"]["id"]
-            http("PATCH", base + "/talent/careers/user_profile", {
-                "certificates": [{"name": "CKA", "issuer": "CNCF"}],
-                "experiences": [{"job_title": "Engineer"}, {"job_title": "Senior engineer"}],
-                "skills": [{"name": "Rust"}, {"name": "SQL"}]}, cookie, csrf)
-            status, _, body = http("POST", base + "/candidate/careers/job_applications", {
-                "careers_job": {"id": 1}, "careers_user_profile": {"id": profile_id},
-                "cover_letter": "Hello"}, cookie, csrf)
-            assert status == 201, body
+        populate(base)
 
         plain = login(base, "plain@example.com", "plain-password-1")
         employer = login(base, "employer@acme.example", "employer-password-1")
@@ -365,17 +373,30 @@ def run_pair(name, args, work):
             reads.insert(0, ("reference GET user", reference.pid, reference_port,
                              dict(path=user_path, connections=c, headers=[f"Cookie: {reference_cookie}"])))
         for label, directory in baselines(args):
+            # Each build on a database of its own, migrated and seeded by itself: an older
+            # build refuses a schema that a newer one has migrated further.
+            baseline_pair = Pair(name, work, label)
+            baseline_pairs.append(baseline_pair)
+            bin_baseline = os.path.join(directory, "careers-api")
+            subprocess.run([bin_baseline, "seed", "--demo"], env=dict(baseline_pair.env, RUST_LOG="warn"),
+                           check=True, stdout=subprocess.DEVNULL)
             baseline_port = free_port()
             baseline_log = open(os.path.join(work, f"{label}-{name}.log"), "w")
             baseline = subprocess.Popen(
-                ["taskset", "-c", "0", os.path.join(directory, "careers-api"), "serve"],
-                env=dict(pair.env, BIND_ADDR=f"127.0.0.1:{baseline_port}"), stderr=baseline_log,
+                ["taskset", "-c", "0", bin_baseline, "serve"],
+                env=dict(baseline_pair.env, BIND_ADDR=f"127.0.0.1:{baseline_port}"), stderr=baseline_log,
                 stdout=subprocess.DEVNULL)
             others.append(baseline)
             baseline_base = f"http://127.0.0.1:{baseline_port}"
             wait_ready(baseline_base + "/health/ready")
+            populate(baseline_base)
             b_plain = login(baseline_base, "plain@example.com", "plain-password-1")
             b_employer = login(baseline_base, "employer@acme.example", "employer-password-1")
+            status, _, _ = http("GET", baseline_base + user_path, cookie="jwt_access=" + b_plain["jwt_access"])
+            assert status == 200, (label, status)
+            status, _, b_apps = http("GET", baseline_base + list_path,
+                                     cookie="jwt_access=" + b_employer["jwt_access"])
+            assert status == 200 and len(b_apps["careers_job_applications"]) == 25, (label, b_apps)
             reads += [
                 (f"{label} GET user", baseline.pid, baseline_port,
                  dict(path=user_path, connections=c, headers=[f"Cookie: jwt_access={b_plain['jwt_access']}"])),
@@ -459,7 +480,8 @@ def run_pair(name, args, work):
         for process in others:
             process.kill()
             process.wait()
-        pair.cleanup()
+        for each in [pair, *baseline_pairs]:
+            each.cleanup()
 
 
 def median(results, key):
