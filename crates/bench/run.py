@@ -302,22 +302,29 @@ def populate(base):
         assert status == 201, body
 
 
+def start_service(binary, pair, log_path):
+    """A careers-api build on `pair`'s database, pinned to core 0: seeded, started, ready and
+    populated. Returns its process, port and base URL."""
+    subprocess.run([binary, "seed", "--demo"], env=dict(pair.env, RUST_LOG="warn"), check=True,
+                   stdout=subprocess.DEVNULL)
+    port = free_port()
+    process = subprocess.Popen(["taskset", "-c", "0", binary, "serve"],
+                               env=dict(pair.env, BIND_ADDR=f"127.0.0.1:{port}"),
+                               stderr=open(log_path, "w"), stdout=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    wait_ready(base + "/health/ready")
+    populate(base)
+    return process, port, base
+
+
 def run_pair(name, args, work):
     pair = Pair(name, work)
     bin_api, bin_floor = os.path.join(TARGET, "careers-api"), os.path.join(TARGET, "floor")
     others, baseline_pairs = [], []
     try:
-        subprocess.run([bin_api, "seed", "--demo"], env=dict(pair.env, RUST_LOG="warn"), check=True,
-                       stdout=subprocess.DEVNULL)
-        api_port, floor_port = free_port(), free_port()
-        api_env = dict(pair.env, BIND_ADDR=f"127.0.0.1:{api_port}")
-        api_log = open(os.path.join(work, f"api-{name}.log"), "w")
-        api = subprocess.Popen(["taskset", "-c", "0", bin_api, "serve"], env=api_env,
-                               stderr=api_log, stdout=subprocess.DEVNULL)
-        base = f"http://127.0.0.1:{api_port}"
-        wait_ready(base + "/health/ready")
-
-        populate(base)
+        api, api_port, base = start_service(bin_api, pair, os.path.join(work, f"api-{name}.log"))
+        others.append(api)
+        floor_port = free_port()
 
         plain = login(base, "plain@example.com", "plain-password-1")
         employer = login(base, "employer@acme.example", "employer-password-1")
@@ -377,19 +384,10 @@ def run_pair(name, args, work):
             # build refuses a schema that a newer one has migrated further.
             baseline_pair = Pair(name, work, label)
             baseline_pairs.append(baseline_pair)
-            bin_baseline = os.path.join(directory, "careers-api")
-            subprocess.run([bin_baseline, "seed", "--demo"], env=dict(baseline_pair.env, RUST_LOG="warn"),
-                           check=True, stdout=subprocess.DEVNULL)
-            baseline_port = free_port()
-            baseline_log = open(os.path.join(work, f"{label}-{name}.log"), "w")
-            baseline = subprocess.Popen(
-                ["taskset", "-c", "0", bin_baseline, "serve"],
-                env=dict(baseline_pair.env, BIND_ADDR=f"127.0.0.1:{baseline_port}"), stderr=baseline_log,
-                stdout=subprocess.DEVNULL)
+            baseline, baseline_port, baseline_base = start_service(
+                os.path.join(directory, "careers-api"), baseline_pair,
+                os.path.join(work, f"{label}-{name}.log"))
             others.append(baseline)
-            baseline_base = f"http://127.0.0.1:{baseline_port}"
-            wait_ready(baseline_base + "/health/ready")
-            populate(baseline_base)
             b_plain = login(baseline_base, "plain@example.com", "plain-password-1")
             b_employer = login(baseline_base, "employer@acme.example", "employer-password-1")
             status, _, _ = http("GET", baseline_base + user_path, cookie="jwt_access=" + b_plain["jwt_access"])

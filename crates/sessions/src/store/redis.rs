@@ -8,6 +8,7 @@
 //! index lives as long as its longest-lived session, and members whose record expired are
 //! dropped by the next login of that identity.
 
+use std::fmt::Write as _;
 use std::net::IpAddr;
 use std::time::Duration;
 
@@ -308,11 +309,20 @@ impl RedisStore {
         format!("{}{}:{{{}}}", self.prefix, namespace, subject)
     }
 
+    /// One session's record: its identity's index key, `:` and its refresh UID.
+    fn record_key(&self, namespace: &str, key: &SessionKey) -> String {
+        let mut record = self.index_key(namespace, key.subject);
+        write!(record, ":{}", key.ruid).expect("a String takes any write");
+        record
+    }
+
     /// (record key, index key, index member) of one session.
     fn keys(&self, namespace: &str, key: &SessionKey) -> (String, String, String) {
-        let index = self.index_key(namespace, key.subject);
-        let member = key.ruid.to_string();
-        (format!("{index}:{member}"), index, member)
+        (
+            self.record_key(namespace, key),
+            self.index_key(namespace, key.subject),
+            key.ruid.to_string(),
+        )
     }
 
     /// Counter keys carry their name as a hash tag, like session keys.
@@ -327,9 +337,8 @@ impl RedisStore {
         key: &SessionKey,
         names: &[&str; N],
     ) -> Result<Vec<Value>, StoreError> {
-        let index = self.index_key(namespace, key.subject);
         self.client
-            .hmget(format!("{index}:{}", key.ruid), names)
+            .hmget(self.record_key(namespace, key), names)
             .await
             .map_err(unavailable)
     }
@@ -566,8 +575,10 @@ impl TokenStore for RedisStore {
         key: &SessionKey,
         now: i64,
     ) -> Result<Option<LiveAccess>, StoreError> {
-        let record_key = format!("{}:{}", self.index_key(namespace, key.subject), key.ruid);
-        let fields = self.access_reads.access_fields(record_key).await?;
+        let fields = self
+            .access_reads
+            .access_fields(self.record_key(namespace, key))
+            .await?;
         if absent(&fields) {
             return Ok(None);
         }

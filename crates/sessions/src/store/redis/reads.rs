@@ -60,7 +60,7 @@ impl BatchedReads {
 }
 
 async fn gather(client: Client, mut reads: mpsc::Receiver<Read>) {
-    let mut batch = Vec::with_capacity(MAX_BATCH);
+    let mut batch = Vec::new();
     while reads.recv_many(&mut batch, MAX_BATCH).await > 0 {
         // Let the requests that are ready to run add their reads before the batch is sent.
         tokio::task::yield_now().await;
@@ -70,8 +70,7 @@ async fn gather(client: Client, mut reads: mpsc::Receiver<Read>) {
                 Err(_) => break,
             }
         }
-        let batch = std::mem::replace(&mut batch, Vec::with_capacity(MAX_BATCH));
-        tokio::spawn(send(client.clone(), batch));
+        tokio::spawn(send(client.clone(), std::mem::take(&mut batch)));
     }
 }
 
