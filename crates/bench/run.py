@@ -246,12 +246,17 @@ FLOOD_LOGIN = {"email": "employer@globex.example", "password": "employer-passwor
 
 
 def baselines(args):
-    """The `--baseline-dir` builds as (label, directory): `label=DIR`, or `DIR` alone labelled
-    `baseline` (then `baseline2`...)."""
+    """The builds run beside the one under test, as (label, directory, extra environment):
+    each `--baseline-dir` (`label=DIR`, or `DIR` alone labelled `baseline`, then `baseline2`...)
+    and each `--baseline-env` (`label:VAR=VALUE[,VAR=VALUE]`: the build under test, set so)."""
     found = []
     for i, given in enumerate(args.baseline_dir or []):
         label, _, directory = given.rpartition("=")
-        found.append((label or ("baseline" if i == 0 else f"baseline{i + 1}"), directory))
+        found.append((label or ("baseline" if i == 0 else f"baseline{i + 1}"), directory, {}))
+    for given in args.baseline_env or []:
+        label, _, settings = given.partition(":")
+        extra = dict(setting.split("=", 1) for setting in settings.split(","))
+        found.append((label, TARGET, extra))
     return found
 
 
@@ -379,10 +384,11 @@ def run_pair(name, args, work):
             others.append(reference)
             reads.insert(0, ("reference GET user", reference.pid, reference_port,
                              dict(path=user_path, connections=c, headers=[f"Cookie: {reference_cookie}"])))
-        for label, directory in baselines(args):
+        for label, directory, extra in baselines(args):
             # Each build on a database of its own, migrated and seeded by itself: an older
             # build refuses a schema that a newer one has migrated further.
             baseline_pair = Pair(name, work, label)
+            baseline_pair.env.update(extra)
             baseline_pairs.append(baseline_pair)
             baseline, baseline_port, baseline_base = start_service(
                 os.path.join(directory, "careers-api"), baseline_pair,
@@ -546,7 +552,7 @@ def table(all_results, args):
             want = 1.0 if pair == "sqlite-memory" else 0.9
             verdicts.append((pair, f"authenticated GET ≥ {want:.1f}× the reference floor",
                              f"{reference_ratio:.2f}×", reference_ratio >= want))
-        for label, _ in baselines(args):
+        for label, _, _ in baselines(args):
             for scenario in ("GET user", "GET job_applications"):
                 ratios = sorted(repeat_ratios(results, scenario, f"{label} {scenario}"))
                 lines.append(f"| {pair} | A/B: {scenario} / {label} | | | | | | "
@@ -617,6 +623,9 @@ def main():
                         help="also run the careers-api of this directory (another commit's build) and "
                              "measure its reads in the same slices: an interleaved A/B; repeatable, "
                              "each as LABEL=DIR or DIR")
+    parser.add_argument("--baseline-env", action="append",
+                        help="also run the build under test with other settings, as LABEL:VAR=VALUE"
+                             "[,VAR=VALUE] (an A/B of a setting, such as REDIS_SESSION_CACHE=off)")
     parser.add_argument("--profile", default="release", choices=["release", "debug"],
                         help="debug builds quickly (CI smoke); figures are only meaningful in release")
     args = parser.parse_args()

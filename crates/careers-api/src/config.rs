@@ -85,6 +85,9 @@ pub struct Config {
     pub database_schema: Option<String>,
     pub redis_url: Option<Redacted>,
     pub redis_key_prefix: String,
+    /// `REDIS_SESSION_CACHE` (default on): keep checked sessions with Redis's client-side
+    /// caching instead of reading each on every request (DECISIONS 115).
+    pub redis_session_cache: bool,
     /// The token keys (CONTRACT §12): `JWT_SIGNING_KEYS` in order (the first signs), then
     /// `JWT_SIGNING_SECRET` as the key of tokens without `kid`; at least one.
     pub signing_keys: Vec<SigningKey>,
@@ -433,6 +436,16 @@ impl Config {
             Some(other) => return fail(format!("API_DOCS must be on or off, got {other:?}")),
         };
 
+        let redis_session_cache = match get("REDIS_SESSION_CACHE").as_deref() {
+            None | Some("on") => true,
+            Some("off") => false,
+            Some(other) => {
+                return fail(format!(
+                    "REDIS_SESSION_CACHE must be on or off, got {other:?}"
+                ));
+            }
+        };
+
         let metrics_addr = match get("METRICS_ADDR") {
             None => None,
             Some(text) => match text.parse::<SocketAddr>() {
@@ -466,6 +479,7 @@ impl Config {
             database_schema: get("DATABASE_SCHEMA"),
             redis_url: redis_url.map(Redacted),
             redis_key_prefix: get("REDIS_KEY_PREFIX").unwrap_or_else(|| "careers:".into()),
+            redis_session_cache,
             signing_keys,
             signing_secret_generated,
             cookie_domain,

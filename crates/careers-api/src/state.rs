@@ -109,6 +109,7 @@ pub async fn build_store(config: &Config) -> Result<AnyStore, StartupError> {
                 url: url.0.clone(),
                 key_prefix: config.redis_key_prefix.clone(),
                 command_timeout: Duration::from_secs(2),
+                cache_sessions: config.redis_session_cache,
             })
             .await
             .map_err(|e| StartupError::TokenStore(e.to_string()))?,

@@ -345,6 +345,7 @@ fn redis_store(c: &mut Criterion) {
             url,
             key_prefix: prefix.clone(),
             command_timeout: Duration::from_secs(5),
+            cache_sessions: true,
         })
         .await
         .expect("Redis store");

@@ -559,6 +559,7 @@ async fn main() {
                 url,
                 key_prefix: prefix.clone(),
                 command_timeout: Duration::from_secs(10),
+                cache_sessions: true,
             })
             .await
             .expect("Redis store");

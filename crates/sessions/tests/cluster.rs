@@ -249,6 +249,7 @@ async fn redis_store_on_a_three_node_cluster() {
         url: cluster.url(),
         key_prefix: prefix.clone(),
         command_timeout: Duration::from_secs(2),
+        cache_sessions: true,
     })
     .await
     .expect("connect to the cluster");

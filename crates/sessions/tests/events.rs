@@ -190,6 +190,7 @@ async fn stores() -> Vec<(&'static str, AnyStore, Option<String>)> {
                 url,
                 key_prefix: prefix.clone(),
                 command_timeout: Duration::from_secs(2),
+                cache_sessions: true,
             })
             .await
             .expect("connect TEST_REDIS_URL");

@@ -180,15 +180,58 @@ async fn redis_store() -> Option<(RedisStore, String)> {
         return None;
     };
     let key_prefix = format!("careers-test:{}:", random_hex());
+    let store = connect_redis(&url, &key_prefix, true).await;
+    Some((store, key_prefix))
+}
+
+/// Another `RedisStore` (another instance of the service) on `key_prefix`; with `cache`, once
+/// its session cache is ready, so that the tests exercise the cached checks.
+async fn connect_redis(url: &str, key_prefix: &str, cache: bool) -> RedisStore {
     let store = RedisStore::connect(RedisStoreConfig {
-        url,
-        key_prefix: key_prefix.clone(),
+        url: url.to_owned(),
+        key_prefix: key_prefix.to_owned(),
         command_timeout: Duration::from_secs(2),
+        cache_sessions: cache,
     })
     .await
     .expect("connect TEST_REDIS_URL");
     store.ping().await.expect("Redis at TEST_REDIS_URL answers");
-    Some((store, key_prefix))
+    if cache {
+        cache_ready(&store).await;
+    }
+    store
+}
+
+/// Waits until `store`'s session cache serves copies (tracking is on).
+async fn cache_ready(store: &RedisStore) {
+    for _ in 0..200 {
+        if store.cache_stats().expect("cache on").ready {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("the session cache did not become ready within 2 s");
+}
+
+/// Checks `key` until `done` holds for the answer, for at most a second (the cache's copies
+/// live 5 s, so a change that only their age would reveal fails this).
+async fn access_until(
+    store: &RedisStore,
+    key: &SessionKey,
+    done: impl Fn(&Option<LiveAccess>) -> bool,
+) -> Option<LiveAccess> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(1);
+    loop {
+        let got = store.access(DEFAULT, key, NOW).await.expect("access");
+        if done(&got) {
+            return got;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the change did not reach the other instance within 1 s: {got:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
 }
 
 /// Every key matching `pattern`.
@@ -234,18 +277,27 @@ async fn index_members(
     subject: i64,
 ) -> Vec<(String, i64)> {
     let key = index_key(prefix, namespace, subject);
-    let flat: Vec<String> = client
+    let reply: Vec<Value> = client
         .custom(
             CustomCommand::new_static("ZRANGE", ClusterHash::FirstKey, false),
             vec![key, "0".into(), "-1".into(), "WITHSCORES".into()],
         )
         .await
         .expect("ZRANGE");
+    // RESP2 answers member, score, member, ...; RESP3 (the cached store's) [member, score] pairs.
+    let flat: Vec<Value> = reply
+        .into_iter()
+        .flat_map(|item| match item {
+            Value::Array(pair) => pair,
+            other => vec![other],
+        })
+        .collect();
     let mut scored: Vec<(String, i64)> = flat
         .chunks(2)
         .map(|pair| {
-            let score: f64 = pair[1].parse().expect("a numeric score");
-            (pair[0].clone(), score as i64)
+            let member = pair[0].as_string().expect("a member");
+            let score = pair[1].as_f64().expect("a numeric score");
+            (member, score as i64)
         })
         .collect();
     scored.sort();
@@ -1449,6 +1501,155 @@ store_tests! {
                 index_members(client, &prefix, DEFAULT, EXPIRING).await,
                 expected_index(&[(&stays, NOW + 1), (&next, NOW)])
             );
+        }
+
+        // A checked session is kept: the next checks make no round trip, and only what this
+        // instance read is kept.
+        async fn a_checked_session_is_served_from_the_cache(store) {
+            let (key, record) = store.insert_new(DEFAULT, 610).await;
+            // The insert's own invalidation message (Redis tracks a script's keys) may still
+            // drop the first copy; then the copy stays.
+            let first = store.cache_stats().expect("cache on");
+            let mut before = first;
+            for _ in 0..50 {
+                assert_eq!(
+                    store.access(DEFAULT, &key, NOW).await.expect("access"),
+                    Some(LiveAccess::from(&record))
+                );
+                let now = store.cache_stats().expect("cache on");
+                if now.hits > before.hits {
+                    before = now;
+                    break;
+                }
+                before = now;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            assert!(before.hits > first.hits, "never served from the cache: {before:?}");
+            assert!(before.misses - first.misses <= 2, "{first:?} -> {before:?}");
+            for _ in 0..4 {
+                assert_eq!(
+                    store.access(DEFAULT, &key, NOW).await.expect("access"),
+                    Some(LiveAccess::from(&record))
+                );
+            }
+            let after = store.cache_stats().expect("cache on");
+            assert_eq!(after.misses, before.misses, "{before:?} -> {after:?}");
+            assert_eq!(after.hits - before.hits, 4, "{before:?} -> {after:?}");
+            // A missing session is read each time and never kept.
+            let missing = key_of(611);
+            for _ in 0..2 {
+                assert_eq!(store.access(DEFAULT, &missing, NOW).await.expect("access"), None);
+            }
+            let last = store.cache_stats().expect("cache on");
+            assert_eq!((last.hits, last.misses), (after.hits, after.misses + 2));
+            // The session's end applies to a kept copy too.
+            assert_eq!(store.access(DEFAULT, &key, record.expires_at).await.expect("access"), None);
+        }
+
+        // This instance's own changes apply to its next check at once, without waiting for
+        // Redis's invalidation message.
+        async fn own_changes_apply_to_the_next_check_at_once(store) {
+            let (key, record) = store.insert_new(DEFAULT, 620).await;
+            let check = || store.access(DEFAULT, &key, NOW);
+            assert_eq!(check().await.expect("access"), Some(LiveAccess::from(&record)));
+            store.touch_at(DEFAULT, &key, NOW + 70).await;
+            assert_eq!(check().await.expect("access").map(|a| a.last_seen_at), Some(NOW + 70));
+            let new_uid = SessionId::random();
+            store.rotate_to(DEFAULT, &key, &record.access_uid, &new_uid, NOW + 80).await;
+            assert_eq!(check().await.expect("access").map(|a| a.access_uid), Some(new_uid));
+            assert_eq!(store.end_with(DEFAULT, &key, &new_uid, NOW + 90).await, Ending::Ended);
+            assert_eq!(check().await.expect("access"), None);
+
+            let (key, _) = store.insert_new(DEFAULT, 621).await;
+            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
+            assert!(store.revoked(DEFAULT, &key).await);
+            assert_eq!(store.access(DEFAULT, &key, NOW).await.expect("access"), None);
+
+            let (key, _) = store.insert_new(DEFAULT, 622).await;
+            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
+            assert_eq!(store.revoke_all(DEFAULT, 622, None).await.expect("revoke_all"), 1);
+            assert_eq!(store.access(DEFAULT, &key, NOW).await.expect("access"), None);
+
+            // The per-identity cap ends the least recently used session to make room.
+            let (oldest, _) = store.insert_new(DEFAULT, 623).await;
+            assert!(store.access(DEFAULT, &oldest, NOW).await.expect("access").is_some());
+            let (_, evicted) = store.insert_limited(DEFAULT, &new_record(623), 1, NOW).await;
+            assert_eq!(evicted, 1);
+            assert_eq!(store.access(DEFAULT, &oldest, NOW).await.expect("access"), None);
+
+            let (key, _) = store.insert_new(TEAM, 624).await;
+            assert!(store.access(TEAM, &key, NOW).await.expect("access").is_some());
+            store.flush(TEAM).await.expect("flush");
+            assert_eq!(store.access(TEAM, &key, NOW).await.expect("access"), None);
+        }
+
+        // Another instance's changes reach this one's kept copies through Redis's
+        // invalidation messages, well before a copy's age would.
+        async fn changes_by_another_instance_reach_the_cached_copy(store, prefix) {
+            let url = std::env::var("TEST_REDIS_URL").expect("TEST_REDIS_URL");
+            let other = connect_redis(&url, &prefix, true).await;
+            let (key, record) = store.insert_new(DEFAULT, 630).await;
+            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
+            other.touch_at(DEFAULT, &key, NOW + 70).await;
+            access_until(&store, &key, |a| a.map(|a| a.last_seen_at) == Some(NOW + 70)).await;
+            let new_uid = SessionId::random();
+            other.rotate_to(DEFAULT, &key, &record.access_uid, &new_uid, NOW + 80).await;
+            access_until(&store, &key, |a| a.map(|a| a.access_uid) == Some(new_uid)).await;
+            assert!(other.revoked(DEFAULT, &key).await);
+            access_until(&store, &key, Option::is_none).await;
+            // A plain client's write (an operator's, a script's) reaches it too.
+            let (key, _) = store.insert_new(DEFAULT, 631).await;
+            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
+            let _: i64 = store.client().del(record_key(&prefix, DEFAULT, &key)).await.expect("DEL");
+            access_until(&store, &key, Option::is_none).await;
+        }
+
+        // After its connection drops, the cache serves nothing until tracking is on again on
+        // the new connection (fred does not turn it on by itself), and then works as before.
+        async fn after_a_reconnect_tracking_is_on_again(store, prefix) {
+            let url = std::env::var("TEST_REDIS_URL").expect("TEST_REDIS_URL");
+            let other = connect_redis(&url, &prefix, false).await;
+            let (key, _) = store.insert_new(DEFAULT, 640).await;
+            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
+            let before = store.cache_stats().expect("cache on");
+            let id: i64 = store.client().client_id().await.expect("CLIENT ID");
+            let killed: i64 = other
+                .client()
+                .custom(
+                    CustomCommand::new_static("CLIENT", ClusterHash::FirstKey, false),
+                    vec![Value::from("KILL"), Value::from("ID"), Value::from(id)],
+                )
+                .await
+                .expect("CLIENT KILL");
+            assert_eq!(killed, 1);
+            for _ in 0..200 {
+                let now = store.cache_stats().expect("cache on");
+                if now.resets > before.resets && now.ready {
+                    break;
+                }
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            let after = store.cache_stats().expect("cache on");
+            assert!(after.resets > before.resets && after.ready, "{before:?} -> {after:?}");
+            let new_id: i64 = store.client().client_id().await.expect("CLIENT ID");
+            assert_ne!(new_id, id, "a new connection");
+            // Kept again, and invalidated again: tracking is on for the new connection.
+            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
+            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
+            assert!(store.cache_stats().expect("cache on").hits > after.hits);
+            assert!(other.revoked(DEFAULT, &key).await);
+            access_until(&store, &key, Option::is_none).await;
+        }
+
+        // With the cache off, every check reads Redis, and sees every change at once.
+        async fn without_the_cache_every_check_reads_redis(store, prefix) {
+            let url = std::env::var("TEST_REDIS_URL").expect("TEST_REDIS_URL");
+            let plain = connect_redis(&url, &prefix, false).await;
+            assert_eq!(plain.cache_stats(), None);
+            let (key, record) = store.insert_new(DEFAULT, 650).await;
+            assert_eq!(plain.access(DEFAULT, &key, NOW).await.expect("access"), Some(LiveAccess::from(&record)));
+            assert!(store.revoked(DEFAULT, &key).await);
+            assert_eq!(plain.access(DEFAULT, &key, NOW).await.expect("access"), None);
         }
 
         // revoke_all takes the records and the index of the identity, nothing else.

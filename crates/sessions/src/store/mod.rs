@@ -11,7 +11,7 @@ mod memory;
 mod redis;
 
 pub use memory::MemoryStore;
-pub use redis::{RedisStore, RedisStoreConfig};
+pub use redis::{CacheStats, RedisStore, RedisStoreConfig};
 
 use std::future::Future;
 use std::net::IpAddr;

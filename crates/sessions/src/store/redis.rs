@@ -10,10 +10,12 @@
 
 use std::fmt::Write as _;
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::Duration;
 
 use fred::bytes::Bytes;
 use fred::prelude::*;
+use fred::types::RespVersion;
 use fred::types::scan::Scanner;
 use fred::types::scripts::Script;
 use futures::StreamExt;
@@ -24,7 +26,10 @@ use super::{
 };
 use crate::SessionId;
 
+mod cache;
 mod reads;
+pub use cache::CacheStats;
+use cache::{Access, AccessCache, Lookup};
 use reads::BatchedReads;
 
 // A record's fields. Every value is at most 64 bytes (`hash-max-listpack-value`), so Redis keeps
@@ -231,12 +236,18 @@ pub struct RedisStoreConfig {
     pub key_prefix: String,
     /// How long one command may take before the request fails closed.
     pub command_timeout: Duration,
+    /// Keep the sessions this instance checked, with Redis's client-side caching (RESP3
+    /// `CLIENT TRACKING`): a check of a session read before needs no round trip until the
+    /// session changes (see `cache`, DECISIONS 115).
+    pub cache_sessions: bool,
 }
 
 pub struct RedisStore {
     client: Client,
     /// The session check's reads, written to Redis in batches (see `reads`).
     access_reads: BatchedReads,
+    /// The sessions checked here, while Redis tracks them for this client (`cache_sessions`).
+    cache: Option<Arc<AccessCache>>,
     prefix: String,
     insert: Script,
     touch: Script,
@@ -268,6 +279,10 @@ impl RedisStore {
         }
         let mut redis_config = Config::from_url(&config.url).map_err(unavailable)?;
         redis_config.fail_fast = true;
+        if config.cache_sessions {
+            // Invalidation messages come on the connection that read the key: RESP3 only.
+            redis_config.version = RespVersion::RESP3;
+        }
         let timeout = config.command_timeout;
         let client = Builder::from_config(redis_config)
             .with_connection_config(|c| {
@@ -275,10 +290,20 @@ impl RedisStore {
                 c.internal_command_timeout = timeout;
                 c.max_command_attempts = 2;
             })
-            .with_performance_config(|p| p.default_command_timeout = timeout)
+            .with_performance_config(|p| {
+                p.default_command_timeout = timeout;
+                // Invalidations wait here for the cache's watcher; one it missed resets it.
+                p.broadcast_channel_capacity = 4096;
+            })
             .set_policy(ReconnectPolicy::new_constant(0, 250))
             .build()
             .map_err(unavailable)?;
+        // The watcher subscribes before the first connection, so it sees every reconnect.
+        let cache = config.cache_sessions.then(|| {
+            let cache = Arc::new(AccessCache::new());
+            tokio::spawn(cache::watch(client.clone(), Arc::clone(&cache)));
+            cache
+        });
         client.connect();
         if tokio::time::timeout(timeout * 2, client.wait_for_connect())
             .await
@@ -290,6 +315,7 @@ impl RedisStore {
         }
         Ok(Self {
             access_reads: BatchedReads::start(client.clone()),
+            cache,
             client,
             prefix: config.key_prefix,
             insert: Script::from_lua(INSERT),
@@ -340,11 +366,39 @@ impl RedisStore {
         self.client
             .hmget(self.record_key(namespace, key), names)
             .await
-            .map_err(unavailable)
+            .map_err(|e| self.failed(e))
+    }
+
+    /// A command failed: the connection may have lost invalidations, so nothing cached is
+    /// served until tracking is on again.
+    fn failed(&self, error: Error) -> StoreError {
+        if let Some(cache) = &self.cache {
+            cache.reset();
+        }
+        unavailable(error)
+    }
+
+    /// This instance changed `record_key` (or tried to): its copy goes.
+    fn changed(&self, record_key: &str) {
+        if let Some(cache) = &self.cache {
+            cache.forget(record_key.as_bytes());
+        }
+    }
+
+    /// This instance changed sessions it does not name: every copy goes.
+    fn changed_some(&self) {
+        if let Some(cache) = &self.cache {
+            cache.forget_all();
+        }
     }
 
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// The session cache's counters; `None` when `cache_sessions` is off.
+    pub fn cache_stats(&self) -> Option<CacheStats> {
+        self.cache.as_ref().map(|cache| cache.stats())
     }
 
     async fn run<R: FromValue>(
@@ -356,7 +410,23 @@ impl RedisStore {
         script
             .evalsha_with_reload(&self.client, keys, args)
             .await
-            .map_err(unavailable)
+            .map_err(|e| self.failed(e))
+    }
+
+    /// Runs a script that changes the session at `record_key` (its first key) and the index,
+    /// then drops this instance's copy of it, whatever the outcome.
+    async fn change<R: FromValue>(
+        &self,
+        script: &Script,
+        record_key: String,
+        index: String,
+        args: Vec<Value>,
+    ) -> Result<R, StoreError> {
+        let reply = self
+            .run(script, vec![record_key.clone(), index], args)
+            .await;
+        self.changed(&record_key);
+        reply
     }
 }
 
@@ -515,10 +585,14 @@ impl TokenStore for RedisStore {
             let end = (start + UA_PIECE).min(agent.len());
             args.push(Value::Bytes(Bytes::copy_from_slice(&agent[start..end])));
         }
-        let evicted: i64 = self
-            .run(&self.insert, vec![record_key, index], args)
-            .await?;
-        Ok(evicted.max(0) as usize)
+        let evicted = self
+            .change::<i64>(&self.insert, record_key, index, args)
+            .await;
+        // The identity's least recently used sessions may have ended to make room.
+        if !matches!(evicted, Ok(0)) {
+            self.changed_some();
+        }
+        Ok(evicted?.max(0) as usize)
     }
 
     async fn list(
@@ -575,28 +649,37 @@ impl TokenStore for RedisStore {
         key: &SessionKey,
         now: i64,
     ) -> Result<Option<LiveAccess>, StoreError> {
-        let fields = self
-            .access_reads
-            .access_fields(self.record_key(namespace, key))
-            .await?;
-        if absent(&fields) {
-            return Ok(None);
+        let record_key = self.record_key(namespace, key);
+        let Some(cache) = &self.cache else {
+            let fields = self.access_reads.access_fields(record_key).await?;
+            return Ok(access_of(&fields)?.and_then(|access| access.live_at(now)));
+        };
+        let ticket = match cache.lookup(&record_key, self.client.is_connected()) {
+            Lookup::Hit(access) => return Ok(access.live_at(now)),
+            Lookup::Miss(ticket) => Some(ticket),
+            Lookup::Bypass => None,
+        };
+        let read = self.access_reads.access_fields(record_key.clone()).await;
+        let found = match read {
+            Ok(fields) => access_of(&fields),
+            Err(error) => {
+                cache.reset();
+                Err(error)
+            }
+        };
+        if let Some(ticket) = ticket {
+            match &found {
+                Ok(Some(access)) => cache.fill(&record_key, ticket, *access),
+                _ => cache.abandon(&record_key, ticket),
+            }
         }
-        let [u, i, l, e] = fields.as_slice() else {
-            return Err(StoreError::Corrupt);
-        };
-        let access = LiveAccess {
-            access_uid: uids_of(u, &Value::Null)?.0,
-            access_iat: int_of(i)?,
-            last_seen_at: int_of(l)?,
-        };
-        Ok((int_of(e)? > now).then_some(access))
+        Ok(found?.and_then(|access| access.live_at(now)))
     }
 
     async fn touch(&self, namespace: &str, key: &SessionKey, now: i64) -> Result<(), StoreError> {
         let (record_key, index, member) = self.keys(namespace, key);
         let args = vec![Value::from(now), Value::from(member)];
-        self.run::<Value>(&self.touch, vec![record_key, index], args)
+        self.change::<Value>(&self.touch, record_key, index, args)
             .await
             .map(drop)
     }
@@ -619,9 +702,7 @@ impl TokenStore for RedisStore {
             Value::from(member),
             Value::from(limits.idle_seconds),
         ];
-        let reply: Vec<Value> = self
-            .run(&self.rotate, vec![record_key, index], args)
-            .await?;
+        let reply: Vec<Value> = self.change(&self.rotate, record_key, index, args).await?;
         match reply.split_first() {
             Some((code, rest)) => match int_of(code)? {
                 1 => Ok(Rotation::Rotated(record_of(key.subject, rest)?)),
@@ -649,7 +730,7 @@ impl TokenStore for RedisStore {
             Value::from(member),
             Value::from(limits.idle_seconds),
         ];
-        let code: i64 = self.run(&self.end, vec![record_key, index], args).await?;
+        let code: i64 = self.change(&self.end, record_key, index, args).await?;
         Ok(match code {
             1 => Ending::Ended,
             2 => Ending::Superseded,
@@ -660,11 +741,7 @@ impl TokenStore for RedisStore {
     async fn revoke(&self, namespace: &str, key: &SessionKey) -> Result<bool, StoreError> {
         let (record_key, index, member) = self.keys(namespace, key);
         let removed: i64 = self
-            .run(
-                &self.revoke,
-                vec![record_key, index],
-                vec![Value::from(member)],
-            )
+            .change(&self.revoke, record_key, index, vec![Value::from(member)])
             .await?;
         Ok(removed > 0)
     }
@@ -678,10 +755,11 @@ impl TokenStore for RedisStore {
         let index = self.index_key(namespace, subject);
         let prefix = Value::from(format!("{index}:"));
         let keep = Value::from(keep.map(SessionId::to_string).unwrap_or_default());
-        let ended: i64 = self
-            .run(&self.revoke_all, vec![index], vec![prefix, keep])
-            .await?;
-        Ok(ended.max(0) as usize)
+        let ended = self
+            .run::<i64>(&self.revoke_all, vec![index], vec![prefix, keep])
+            .await;
+        self.changed_some();
+        Ok(ended?.max(0) as usize)
     }
 
     async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {
@@ -700,7 +778,7 @@ impl TokenStore for RedisStore {
             self.client.scan(pattern, Some(1000), None).boxed()
         };
         while let Some(page) = pages.next().await {
-            let mut page = page.map_err(unavailable)?;
+            let mut page = page.map_err(|e| self.failed(e))?;
             if let Some(keys) = page.take_results()
                 && !keys.is_empty()
             {
@@ -710,9 +788,9 @@ impl TokenStore for RedisStore {
                 let mut records = Vec::with_capacity(keys.len());
                 for key in keys {
                     records.push(!key.as_bytes().ends_with(b"}"));
-                    let _: () = pipeline.unlink(key).await.map_err(unavailable)?;
+                    let _: () = pipeline.unlink(key).await.map_err(|e| self.failed(e))?;
                 }
-                let counts: Vec<i64> = pipeline.all().await.map_err(unavailable)?;
+                let counts: Vec<i64> = pipeline.all().await.map_err(|e| self.failed(e))?;
                 removed += counts
                     .iter()
                     .zip(records)
@@ -722,6 +800,7 @@ impl TokenStore for RedisStore {
             }
             page.next();
         }
+        self.changed_some();
         Ok(removed)
     }
 
@@ -730,7 +809,7 @@ impl TokenStore for RedisStore {
             .ping::<Value>(None)
             .await
             .map(drop)
-            .map_err(unavailable)
+            .map_err(|e| self.failed(e))
     }
 
     async fn hit(&self, key: &str, window_seconds: i64, _now: i64) -> Result<Counter, StoreError> {
@@ -749,6 +828,24 @@ impl TokenStore for RedisStore {
             .await
             .map(drop)
     }
+}
+
+/// A session check's fields (`ACCESS_FIELDS` order); `None` when the record is gone.
+fn access_of(fields: &[Value]) -> Result<Option<Access>, StoreError> {
+    if absent(fields) {
+        return Ok(None);
+    }
+    let [u, i, l, e] = fields else {
+        return Err(StoreError::Corrupt);
+    };
+    Ok(Some(Access {
+        live: LiveAccess {
+            access_uid: uids_of(u, &Value::Null)?.0,
+            access_iat: int_of(i)?,
+            last_seen_at: int_of(l)?,
+        },
+        expires_at: int_of(e)?,
+    }))
 }
 
 fn counter_of(reply: &[Value]) -> Result<Counter, StoreError> {
