@@ -466,13 +466,17 @@ def run_pair(name, args, work):
         if args.hold:
             hold = os.path.join(work, "hold")
             open(hold, "w").close()
-            print(json.dumps({"api_pid": api.pid, "api_port": api_port, "floor_pid": floor.pid,
-                              "floor_port": floor_port, "user_path": user_path,
-                              "user_cookie": f"jwt_access={plain['jwt_access']}",
-                              "floor_cookie": f"jwt_access={token}",
-                              "floor_employer_cookie": f"jwt_access={employer_token}",
-                              "employer_cookie": f"jwt_access={employer['jwt_access']}",
-                              "release": hold}), flush=True)
+            held = {"api_pid": api.pid, "api_port": api_port, "floor_pid": floor.pid,
+                    "floor_port": floor_port, "user_path": user_path,
+                    "user_cookie": f"jwt_access={plain['jwt_access']}",
+                    "floor_cookie": f"jwt_access={token}",
+                    "floor_employer_cookie": f"jwt_access={employer_token}",
+                    "employer_cookie": f"jwt_access={employer['jwt_access']}",
+                    "release": hold}
+            if pair.sqlite_file:
+                held.update(reference_pid=reference.pid, reference_port=reference_port,
+                            reference_cookie=reference_cookie)
+            print(json.dumps(held), flush=True)
             while os.path.exists(hold):
                 time.sleep(0.5)
         floor.send_signal(signal.SIGTERM)

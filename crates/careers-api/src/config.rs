@@ -85,7 +85,7 @@ pub struct Config {
     pub database_schema: Option<String>,
     pub redis_url: Option<Redacted>,
     pub redis_key_prefix: String,
-    /// `REDIS_SESSION_CACHE` (default on): keep checked sessions with Redis's client-side
+    /// `REDIS_SESSION_CACHE=on` (default off): keep checked sessions with Redis's client-side
     /// caching instead of reading each on every request (DECISIONS 115).
     pub redis_session_cache: bool,
     /// The token keys (CONTRACT §12): `JWT_SIGNING_KEYS` in order (the first signs), then
@@ -437,8 +437,8 @@ impl Config {
         };
 
         let redis_session_cache = match get("REDIS_SESSION_CACHE").as_deref() {
-            None | Some("on") => true,
-            Some("off") => false,
+            Some("on") => true,
+            None | Some("off") => false,
             Some(other) => {
                 return fail(format!(
                     "REDIS_SESSION_CACHE must be on or off, got {other:?}"
@@ -704,8 +704,28 @@ mod tests {
         assert_eq!(c.bind_addr.to_string(), "127.0.0.1:3000");
         assert_eq!(c.database_url.0, "sqlite://data/careers.db");
         assert!(c.redis_url.is_none());
+        assert!(
+            !c.redis_session_cache,
+            "every check reads the store unless asked otherwise"
+        );
         assert!(c.signing_secret_generated);
         assert!(c.cors_allowed_origins.is_none());
+    }
+
+    #[test]
+    fn the_session_cache_is_on_only_when_asked_for() {
+        assert!(
+            config(&[("REDIS_SESSION_CACHE", "on")])
+                .unwrap()
+                .redis_session_cache
+        );
+        assert!(
+            !config(&[("REDIS_SESSION_CACHE", "off")])
+                .unwrap()
+                .redis_session_cache
+        );
+        let err = config(&[("REDIS_SESSION_CACHE", "yes")]).unwrap_err();
+        assert!(err.0.contains("REDIS_SESSION_CACHE"), "{err}");
     }
 
     #[test]

@@ -14,8 +14,10 @@
 //!   CPU time. A point read takes microseconds, so running it inline costs the runtime less
 //!   than the hand-off did. Writes stay on SeaORM's sqlx pool (WAL: a reader never blocks the
 //!   writer, and sees every write committed before its statement starts).
-//! - **PostgreSQL, and SQLite in memory** (which a second connection cannot open): on SeaORM's
-//!   own sqlx pool, without SeaORM's statement wrapper.
+//! - **PostgreSQL, and SQLite in memory** (which a second connection cannot open): through
+//!   SeaORM's raw statements (`query_one_raw`, `query_all_raw`), decoded by position from the
+//!   driver's row. Running them on sqlx directly did not pay (PERFORMANCE.md, "Measured and
+//!   removed").
 
 use std::ops::Deref;
 use std::path::PathBuf;
@@ -30,37 +32,14 @@ use sea_orm::sqlx::postgres::types::Oid;
 use sea_orm::sqlx::postgres::{PgRow, PgValueFormat};
 use sea_orm::sqlx::sqlite::SqliteRow;
 use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type, ValueRef as _};
-use sea_orm::{DatabaseConnection, DbBackend, DbErr, RuntimeErr};
+use sea_orm::{
+    ConnectionTrait, DatabaseConnection, DbBackend, DbErr, QueryResult, RuntimeErr, Statement,
+};
 
 type Observer = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Why a column could not be decoded into its Rust type.
 pub type DecodeError = Box<dyn std::error::Error + Send + Sync>;
-
-/// Evaluates `$run` with `$pool` bound to the sqlx pool of `$orm`'s backend: the body is
-/// written once and compiled for each driver, whose row types differ. A failure becomes the
-/// `DbErr` SeaORM reports for a failed statement, so that `ApiError`'s mapping (503 when the
-/// database cannot be reached) is the same for both paths.
-macro_rules! on_pool {
-    ($orm:expr, |$pool:ident| $run:expr) => {
-        match $orm.get_database_backend() {
-            DbBackend::Postgres => {
-                let $pool = $orm.get_postgres_connection_pool();
-                $run
-            }
-            _ => {
-                let $pool = $orm.get_sqlite_connection_pool();
-                $run
-            }
-        }
-        .map_err(query_failed)
-    };
-}
-
-/// The `DbErr` SeaORM reports for a failed statement.
-fn query_failed(error: sqlx::Error) -> DbErr {
-    DbErr::Query(RuntimeErr::SqlxError(Arc::new(error)))
-}
 
 /// The `DbErr` of a failed inline SQLite statement or of a value that does not decode.
 fn read_failed(error: impl std::fmt::Display) -> DbErr {
@@ -135,26 +114,24 @@ impl Db {
         sql: &'static str,
         binds: &[i64],
     ) -> Result<Option<T>, DbErr> {
-        self.observe(sql);
         if let Some(readers) = &self.readers {
+            self.observe(sql);
             return readers.read(sql, binds, |rows| match rows.next()? {
                 Some(row) => Ok(Some(T::read(&mut Columns::new(row))?)),
                 None => Ok(None),
             });
         }
-        on_pool!(self.orm, |pool| query(sql, binds)
-            .fetch_optional(pool)
-            .await
-            .map(|row| row.map(|row| T::read(&mut Columns::new(&row)))))?
-        .transpose()
-        .map_err(read_failed)
+        let row = self.orm.query_one_raw(self.statement(sql, binds)).await?;
+        row.map(|row| T::read(&mut Columns::new(&row)))
+            .transpose()
+            .map_err(read_failed)
     }
 
     /// The rows of a constant statement whose parameters are `binds`, kept whole: what is
     /// decoded from them may borrow their text ([`Rows::decode`]).
     pub async fn fetch_rows(&self, sql: &'static str, binds: &[i64]) -> Result<Rows, DbErr> {
-        self.observe(sql);
         if let Some(readers) = &self.readers {
+            self.observe(sql);
             return readers
                 .read(sql, binds, |rows| {
                     let width = rows
@@ -171,35 +148,27 @@ impl Db {
                 })
                 .map(Rows::Inline);
         }
-        // On a connection taken from the pool, as the pool itself runs `fetch_optional`: the
-        // pool's `fetch_all` passes the connection's rows through a second stream. Boxed, as
-        // the pool boxes its own: inline, `acquire`'s large future would make every caller's
-        // future as large.
-        on_pool!(self.orm, |pool| Box::pin(async {
-            let mut connection = pool.acquire().await?;
-            query(sql, binds).fetch_all(&mut *connection).await
-        })
-        .await
-        .map(Rows::from))
+        let rows = self.orm.query_all_raw(self.statement(sql, binds)).await?;
+        Ok(Rows::Driver(rows))
     }
 
+    /// `sql` with `binds` as SeaORM's raw statement (SeaORM's own observer sees it run).
+    fn statement(&self, sql: &str, binds: &[i64]) -> Statement {
+        Statement::from_sql_and_values(
+            self.orm.get_database_backend(),
+            sql,
+            binds
+                .iter()
+                .map(|value| sea_orm::Value::BigInt(Some(*value))),
+        )
+    }
+
+    /// Tells the statement observer of an inline read (SeaORM's own callback sees the rest).
     fn observe(&self, sql: &str) {
         if let Some(observer) = &self.observer {
             observer(sql);
         }
     }
-}
-
-fn query<DB: sqlx::Database>(
-    sql: &'static str,
-    binds: &[i64],
-) -> sqlx::query::Query<'static, DB, <DB as sqlx::Database>::Arguments>
-where
-    i64: for<'q> sqlx::Encode<'q, DB> + Type<DB>,
-{
-    binds
-        .iter()
-        .fold(sqlx::query(sql), |query, value| query.bind(*value))
 }
 
 /// Read-only rusqlite connections to the SQLite file, for the hot reads: one is taken for a
@@ -273,31 +242,17 @@ impl Readers {
     }
 }
 
-/// The rows of [`Db::fetch_rows`].
+/// The rows of [`Db::fetch_rows`]: read inline (SQLite file), or through SeaORM.
 pub enum Rows {
     Inline(Vec<Vec<Value>>),
-    Sqlite(Vec<SqliteRow>),
-    Postgres(Vec<PgRow>),
-}
-
-impl From<Vec<SqliteRow>> for Rows {
-    fn from(rows: Vec<SqliteRow>) -> Self {
-        Self::Sqlite(rows)
-    }
-}
-
-impl From<Vec<PgRow>> for Rows {
-    fn from(rows: Vec<PgRow>) -> Self {
-        Self::Postgres(rows)
-    }
+    Driver(Vec<QueryResult>),
 }
 
 impl Rows {
     pub fn is_empty(&self) -> bool {
         match self {
             Self::Inline(rows) => rows.is_empty(),
-            Self::Sqlite(rows) => rows.is_empty(),
-            Self::Postgres(rows) => rows.is_empty(),
+            Self::Driver(rows) => rows.is_empty(),
         }
     }
 
@@ -314,8 +269,7 @@ impl Rows {
         }
         match self {
             Self::Inline(rows) => all(rows.iter()),
-            Self::Sqlite(rows) => all(rows.iter()),
-            Self::Postgres(rows) => all(rows.iter()),
+            Self::Driver(rows) => all(rows.iter()),
         }
         .map_err(read_failed)
     }
@@ -483,6 +437,19 @@ impl HotRow for SqliteRow {
 impl HotRow for PgRow {
     fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
         T::postgres(self, index)
+    }
+}
+
+/// A row SeaORM read: the driver's row inside it.
+impl HotRow for QueryResult {
+    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
+        if let Some(row) = self.try_as_pg_row() {
+            T::postgres(row, index)
+        } else if let Some(row) = self.try_as_sqlite_row() {
+            T::sqlite(row, index)
+        } else {
+            Err("a hot read runs on PostgreSQL or SQLite".into())
+        }
     }
 }
 

@@ -10,16 +10,19 @@ use crate::helpers::*;
 
 /// Another instance of `app`'s deployment: same schema, same key prefix, same signing secret.
 async fn sibling(app: &TestApp) -> TestApp {
+    sibling_with(app, &[]).await
+}
+
+/// [`sibling`], with more settings.
+async fn sibling_with(app: &TestApp, settings: &[(&str, &str)]) -> TestApp {
     let schema = app.env["DATABASE_SCHEMA"].clone();
     let prefix = app.env["REDIS_KEY_PREFIX"].clone();
-    let other = TestApp::spawn_with(
-        Backend::PostgresRedis,
-        &[
-            ("DATABASE_SCHEMA", schema.as_str()),
-            ("REDIS_KEY_PREFIX", prefix.as_str()),
-        ],
-    )
-    .await;
+    let mut all = vec![
+        ("DATABASE_SCHEMA", schema.as_str()),
+        ("REDIS_KEY_PREFIX", prefix.as_str()),
+    ];
+    all.extend_from_slice(settings);
+    let other = TestApp::spawn_with(Backend::PostgresRedis, &all).await;
     assert_eq!(other.env["DATABASE_SCHEMA"], schema);
     assert_eq!(other.env["REDIS_KEY_PREFIX"], prefix);
     assert_eq!(
@@ -137,5 +140,42 @@ async fn instances_share_the_failed_login_count() {
     for app in [&a, &b] {
         let response = app.login_raw(&USER, "ada@example.com", PASSWORD).await;
         assert_error(response, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    }
+}
+
+/// With the session cache on (DECISIONS 115), a session ended on one instance is refused by
+/// another that kept it once Redis's invalidation message has arrived, well within a second
+/// (a copy lives 5 s), and at once by the instance that ended it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_the_session_cache_an_ended_session_is_refused_everywhere() {
+    if !Backend::PostgresRedis.available() {
+        return;
+    }
+    let cache = [("REDIS_SESSION_CACHE", "on")];
+    let a = TestApp::spawn_with(Backend::PostgresRedis, &cache).await;
+    let b = sibling_with(&a, &cache).await;
+    sync_clocks(&[&a, &b]);
+
+    let (id, creds) = a.user_session("ada@example.com").await;
+    for app in [&a, &b, &a, &b] {
+        assert_eq!(app.read(&creds, id).await.status(), StatusCode::OK);
+    }
+    assert_eq!(a.logout(&creds).await.status(), StatusCode::NO_CONTENT);
+    let ended = a.read(&creds, id).await;
+    assert_error(ended, StatusCode::UNAUTHORIZED, "session_ended").await;
+    let start = std::time::Instant::now();
+    loop {
+        let read = b.read(&creds, id).await;
+        if read.status() == StatusCode::UNAUTHORIZED {
+            assert_error(read, StatusCode::UNAUTHORIZED, "session_ended").await;
+            break;
+        }
+        assert_eq!(read.status(), StatusCode::OK);
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(1),
+            "B still served the ended session after {:?}",
+            start.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
     }
 }
