@@ -248,6 +248,8 @@ pub struct RedisStore {
     access_reads: BatchedReads,
     /// The sessions checked here, while Redis tracks them for this client (`cache_sessions`).
     cache: Option<Arc<AccessCache>>,
+    /// Dropped with the store, which ends the cache's watcher (and its client's clone).
+    _stop_watch: Option<tokio::sync::oneshot::Sender<()>>,
     prefix: String,
     insert: Script,
     touch: Script,
@@ -299,11 +301,14 @@ impl RedisStore {
             .build()
             .map_err(unavailable)?;
         // The watcher subscribes before the first connection, so it sees every reconnect.
-        let cache = config.cache_sessions.then(|| {
+        let (cache, stop_watch) = if config.cache_sessions {
             let cache = Arc::new(AccessCache::new());
-            tokio::spawn(cache::watch(client.clone(), Arc::clone(&cache)));
-            cache
-        });
+            let (stop, stopped) = tokio::sync::oneshot::channel();
+            tokio::spawn(cache::watch(client.clone(), Arc::clone(&cache), stopped));
+            (Some(cache), Some(stop))
+        } else {
+            (None, None)
+        };
         client.connect();
         if tokio::time::timeout(timeout * 2, client.wait_for_connect())
             .await
@@ -316,6 +321,7 @@ impl RedisStore {
         Ok(Self {
             access_reads: BatchedReads::start(client.clone()),
             cache,
+            _stop_watch: stop_watch,
             client,
             prefix: config.key_prefix,
             insert: Script::from_lua(INSERT),

@@ -209,8 +209,12 @@ impl AccessCache {
 
 /// Keeps the cache in step with the connection: applies invalidations, resets on every
 /// reconnect, error or lag, and turns tracking on whenever the cache is not ready. Runs until
-/// the client's event channels close (the client was dropped or quit).
-pub(super) async fn watch(client: Client, cache: std::sync::Arc<AccessCache>) {
+/// `stop` is dropped (the store was) or the client's event channels close.
+pub(super) async fn watch(
+    client: Client,
+    cache: std::sync::Arc<AccessCache>,
+    mut stop: tokio::sync::oneshot::Receiver<()>,
+) {
     let mut invalidations = client.invalidation_rx();
     let mut reconnects = client.reconnect_rx();
     let mut errors = client.error_rx();
@@ -257,6 +261,7 @@ pub(super) async fn watch(client: Client, cache: std::sync::Arc<AccessCache>) {
                 Ok(_) | Err(RecvError::Lagged(_)) => cache.reset(),
                 Err(RecvError::Closed) => break,
             },
+            _ = &mut stop => break,
             () = cache.lost.notified() => {}
             () = retry => {}
         }
