@@ -242,14 +242,25 @@ pub struct RedisStoreConfig {
     pub cache_sessions: bool,
 }
 
+/// The session cache and its watcher, which ends when this is dropped.
+struct Cached {
+    cache: Arc<AccessCache>,
+    _stop_watch: tokio::sync::oneshot::Sender<()>,
+}
+
+impl std::ops::Deref for Cached {
+    type Target = AccessCache;
+    fn deref(&self) -> &AccessCache {
+        &self.cache
+    }
+}
+
 pub struct RedisStore {
     client: Client,
     /// The session check's reads, written to Redis in batches (see `reads`).
     access_reads: BatchedReads,
     /// The sessions checked here, while Redis tracks them for this client (`cache_sessions`).
-    cache: Option<Arc<AccessCache>>,
-    /// Dropped with the store, which ends the cache's watcher (and its client's clone).
-    _stop_watch: Option<tokio::sync::oneshot::Sender<()>>,
+    cache: Option<Cached>,
     prefix: String,
     insert: Script,
     touch: Script,
@@ -301,14 +312,15 @@ impl RedisStore {
             .build()
             .map_err(unavailable)?;
         // The watcher subscribes before the first connection, so it sees every reconnect.
-        let (cache, stop_watch) = if config.cache_sessions {
+        let cache = config.cache_sessions.then(|| {
             let cache = Arc::new(AccessCache::new());
             let (stop, stopped) = tokio::sync::oneshot::channel();
             tokio::spawn(cache::watch(client.clone(), Arc::clone(&cache), stopped));
-            (Some(cache), Some(stop))
-        } else {
-            (None, None)
-        };
+            Cached {
+                cache,
+                _stop_watch: stop,
+            }
+        });
         client.connect();
         if tokio::time::timeout(timeout * 2, client.wait_for_connect())
             .await
@@ -321,7 +333,6 @@ impl RedisStore {
         Ok(Self {
             access_reads: BatchedReads::start(client.clone()),
             cache,
-            _stop_watch: stop_watch,
             client,
             prefix: config.key_prefix,
             insert: Script::from_lua(INSERT),
@@ -348,13 +359,11 @@ impl RedisStore {
         record
     }
 
-    /// (record key, index key, index member) of one session.
+    /// (record key, index key, index member) of one session; the index key is built once.
     fn keys(&self, namespace: &str, key: &SessionKey) -> (String, String, String) {
-        (
-            self.record_key(namespace, key),
-            self.index_key(namespace, key.subject),
-            key.ruid.to_string(),
-        )
+        let index = self.index_key(namespace, key.subject);
+        let member = key.ruid.to_string();
+        (format!("{index}:{member}"), index, member)
     }
 
     /// Counter keys carry their name as a hash tag, like session keys.
