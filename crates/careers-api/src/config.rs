@@ -85,8 +85,9 @@ pub struct Config {
     pub database_schema: Option<String>,
     pub redis_url: Option<Redacted>,
     pub redis_key_prefix: String,
-    /// `REDIS_SESSION_CACHE=on` (default off): keep checked sessions with Redis's client-side
-    /// caching instead of reading each on every request (DECISIONS 115).
+    /// `REDIS_SESSION_CACHE=on|off`: keep checked sessions with Redis's client-side caching
+    /// instead of reading each on every request (DECISIONS 115). By default on with SQLite,
+    /// where it pays, and off with PostgreSQL, where the database's read dominates.
     pub redis_session_cache: bool,
     /// The token keys (CONTRACT §12): `JWT_SIGNING_KEYS` in order (the first signs), then
     /// `JWT_SIGNING_SECRET` as the key of tokens without `kid`; at least one.
@@ -437,8 +438,9 @@ impl Config {
         };
 
         let redis_session_cache = match get("REDIS_SESSION_CACHE").as_deref() {
+            None => database_url.starts_with("sqlite:"),
             Some("on") => true,
-            None | Some("off") => false,
+            Some("off") => false,
             Some(other) => {
                 return fail(format!(
                     "REDIS_SESSION_CACHE must be on or off, got {other:?}"
@@ -704,26 +706,29 @@ mod tests {
         assert_eq!(c.bind_addr.to_string(), "127.0.0.1:3000");
         assert_eq!(c.database_url.0, "sqlite://data/careers.db");
         assert!(c.redis_url.is_none());
-        assert!(
-            !c.redis_session_cache,
-            "every check reads the store unless asked otherwise"
-        );
         assert!(c.signing_secret_generated);
         assert!(c.cors_allowed_origins.is_none());
     }
 
     #[test]
-    fn the_session_cache_is_on_only_when_asked_for() {
-        assert!(
-            config(&[("REDIS_SESSION_CACHE", "on")])
-                .unwrap()
-                .redis_session_cache
-        );
-        assert!(
-            !config(&[("REDIS_SESSION_CACHE", "off")])
-                .unwrap()
-                .redis_session_cache
-        );
+    fn the_session_cache_is_on_by_default_with_sqlite_only() {
+        let sqlite = [("REDIS_URL", "redis://127.0.0.1:6379")];
+        assert!(config(&sqlite).unwrap().redis_session_cache);
+        let postgres = [
+            ("REDIS_URL", "redis://127.0.0.1:6379"),
+            ("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/test"),
+        ];
+        assert!(!config(&postgres).unwrap().redis_session_cache);
+        for (backend, setting, on) in [
+            (&sqlite[..], "off", false),
+            (&postgres[..], "on", true),
+            (&postgres[..], "off", false),
+        ] {
+            let mut pairs = backend.to_vec();
+            pairs.push(("REDIS_SESSION_CACHE", setting));
+            let got = config(&pairs).unwrap();
+            assert_eq!(got.redis_session_cache, on, "{backend:?} {setting}");
+        }
         let err = config(&[("REDIS_SESSION_CACHE", "yes")]).unwrap_err();
         assert!(err.0.contains("REDIS_SESSION_CACHE"), "{err}");
     }

@@ -257,6 +257,11 @@ async fn redis_store_on_a_three_node_cluster() {
         store.client().is_clustered(),
         "a redis-cluster:// URL gives a Cluster client"
     );
+    assert_eq!(
+        store.cache_stats(),
+        None,
+        "no session cache on Cluster: one PING cannot confirm every node's keys"
+    );
     store.ping().await.expect("the cluster answers PING");
     let store = Arc::new(store);
 

@@ -215,23 +215,25 @@ async fn cache_ready(store: &RedisStore) {
 
 /// Checks `key` until `done` holds for the answer, for at most a second (the cache's copies
 /// live 5 s, so a change that only their age would reveal fails this).
-async fn access_until(
-    store: &RedisStore,
-    key: &SessionKey,
-    done: impl Fn(&Option<LiveAccess>) -> bool,
-) -> Option<LiveAccess> {
-    let deadline = std::time::Instant::now() + Duration::from_secs(1);
-    loop {
-        let got = store.access(DEFAULT, key, NOW).await.expect("access");
-        if done(&got) {
-            return got;
-        }
+/// Checks `key` until `store` serves it from its session cache (the first check reads it; the
+/// insert's own invalidation message may drop that copy once), so that the next check would
+/// take the cached path.
+async fn held(store: &RedisStore, key: &SessionKey) {
+    let first = store.cache_stats().expect("cache on");
+    for _ in 0..50 {
         assert!(
-            std::time::Instant::now() < deadline,
-            "the change did not reach the other instance within 1 s: {got:?}"
+            store
+                .access(DEFAULT, key, NOW)
+                .await
+                .expect("access")
+                .is_some()
         );
-        tokio::time::sleep(Duration::from_millis(5)).await;
+        if store.cache_stats().expect("cache on").hits > first.hits {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    panic!("never served from the cache");
 }
 
 /// Every key matching `pattern`.
@@ -1583,25 +1585,36 @@ store_tests! {
             assert_eq!(store.access(TEAM, &key, NOW).await.expect("access"), None);
         }
 
-        // Another instance's changes reach this one's kept copies through Redis's
-        // invalidation messages, well before a copy's age would.
-        async fn changes_by_another_instance_reach_the_cached_copy(store, prefix) {
+        // Another instance's changes apply to this one's next check at once (CONTRACT §3): a
+        // kept copy is served only after a `PING` sent after the check began has come back,
+        // and with it every invalidation message sent before.
+        async fn changes_by_another_instance_apply_to_the_cached_copy_at_once(store, prefix) {
             let url = std::env::var("TEST_REDIS_URL").expect("TEST_REDIS_URL");
             let other = connect_redis(&url, &prefix, true).await;
             let (key, record) = store.insert_new(DEFAULT, 630).await;
-            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
+            held(&store, &key).await;
             other.touch_at(DEFAULT, &key, NOW + 70).await;
-            access_until(&store, &key, |a| a.map(|a| a.last_seen_at) == Some(NOW + 70)).await;
+            assert_eq!(store.access(DEFAULT, &key, NOW).await.expect("access").map(|a| a.last_seen_at), Some(NOW + 70));
+            held(&store, &key).await;
             let new_uid = SessionId::random();
             other.rotate_to(DEFAULT, &key, &record.access_uid, &new_uid, NOW + 80).await;
-            access_until(&store, &key, |a| a.map(|a| a.access_uid) == Some(new_uid)).await;
+            assert_eq!(store.access(DEFAULT, &key, NOW).await.expect("access").map(|a| a.access_uid), Some(new_uid));
+            held(&store, &key).await;
             assert!(other.revoked(DEFAULT, &key).await);
-            access_until(&store, &key, Option::is_none).await;
-            // A plain client's write (an operator's, a script's) reaches it too.
+            assert_eq!(store.access(DEFAULT, &key, NOW).await.expect("access"), None);
+            // Again and again: the check right after the other's write never gets the copy.
+            for subject in 632..652 {
+                let (key, _) = store.insert_new(DEFAULT, subject).await;
+                held(&store, &key).await;
+                assert!(other.revoked(DEFAULT, &key).await);
+                assert_eq!(store.access(DEFAULT, &key, NOW).await.expect("access"), None, "subject {subject}");
+            }
+            // A plain client's write (an operator's, a script's) applies at once too.
+            let plain = connect_redis(&url, &prefix, false).await;
             let (key, _) = store.insert_new(DEFAULT, 631).await;
-            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
-            let _: i64 = store.client().del(record_key(&prefix, DEFAULT, &key)).await.expect("DEL");
-            access_until(&store, &key, Option::is_none).await;
+            held(&store, &key).await;
+            let _: i64 = plain.client().del(record_key(&prefix, DEFAULT, &key)).await.expect("DEL");
+            assert_eq!(store.access(DEFAULT, &key, NOW).await.expect("access"), None);
         }
 
         // After its connection drops, the cache serves nothing until tracking is on again on
@@ -1610,7 +1623,7 @@ store_tests! {
             let url = std::env::var("TEST_REDIS_URL").expect("TEST_REDIS_URL");
             let other = connect_redis(&url, &prefix, false).await;
             let (key, _) = store.insert_new(DEFAULT, 640).await;
-            assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
+            held(&store, &key).await;
             let before = store.cache_stats().expect("cache on");
             let id: i64 = store.client().client_id().await.expect("CLIENT ID");
             let killed: i64 = other
@@ -1622,6 +1635,12 @@ store_tests! {
                 .await
                 .expect("CLIENT KILL");
             assert_eq!(killed, 1);
+            // The check right after the drop is not served from the copy: its confirming
+            // `PING` is answered on the new connection, whose announcement resets the cache
+            // (or it fails, and the check fails closed).
+            let read = store.access(DEFAULT, &key, NOW).await;
+            assert!(matches!(read, Ok(Some(_)) | Err(StoreError::Unavailable(_))), "{read:?}");
+            assert_eq!(store.cache_stats().expect("cache on").hits, before.hits);
             for _ in 0..200 {
                 let now = store.cache_stats().expect("cache on");
                 if now.resets > before.resets && now.ready {
@@ -1638,7 +1657,7 @@ store_tests! {
             assert!(store.access(DEFAULT, &key, NOW).await.expect("access").is_some());
             assert!(store.cache_stats().expect("cache on").hits > after.hits);
             assert!(other.revoked(DEFAULT, &key).await);
-            access_until(&store, &key, Option::is_none).await;
+            assert_eq!(store.access(DEFAULT, &key, NOW).await.expect("access"), None);
         }
 
         // With the cache off, every check reads Redis, and sees every change at once.

@@ -237,8 +237,8 @@ async fn redis_down_fails_closed_with_503_and_recovers_without_restart() {
     redis_down_fails_closed(false).await;
 }
 
-/// The same with the session cache on (DECISIONS 115): a kept session is not served once the
-/// client has seen its connection drop, and the cache works again after the outage.
+/// The same with the session cache on (DECISIONS 115): a kept session is not served from the
+/// moment Redis is gone, and the cache works again after the outage.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_down_fails_closed_with_the_session_cache_on() {
     redis_down_fails_closed(true).await;
@@ -266,24 +266,7 @@ async fn redis_down_fails_closed(cache: bool) {
     assert_eq!(ready(&app).await.status(), StatusCode::OK);
 
     redis.kill();
-    if cache {
-        // The session is kept. A request in the very instant of the drop may come before the
-        // client sees it, so the first refusal may take a moment, never a copy's age (5 s).
-        let first = Instant::now();
-        loop {
-            let read = within("read, Redis just gone", app.read(&creds, id)).await;
-            if read.status() == StatusCode::SERVICE_UNAVAILABLE {
-                break;
-            }
-            assert_eq!(read.status(), StatusCode::OK);
-            assert!(
-                first.elapsed() < Duration::from_millis(500),
-                "a kept session was still served {:?} after Redis went down",
-                first.elapsed()
-            );
-            tokio::time::sleep(Duration::from_millis(5)).await;
-        }
-    }
+    // With the cache on too: a kept copy is served only after a `PING` has come back.
     for attempt in 1..=3 {
         let read = within(
             &format!("read #{attempt}, Redis down"),

@@ -237,8 +237,8 @@ pub struct RedisStoreConfig {
     /// How long one command may take before the request fails closed.
     pub command_timeout: Duration,
     /// Keep the sessions this instance checked, with Redis's client-side caching (RESP3
-    /// `CLIENT TRACKING`): a check of a session read before needs no round trip until the
-    /// session changes (see `cache`, DECISIONS 115).
+    /// `CLIENT TRACKING`): a check of a session read before is confirmed by one `PING` for its
+    /// whole batch instead of read (see `cache`, DECISIONS 115). Ignored with Redis Cluster.
     pub cache_sessions: bool,
 }
 
@@ -292,7 +292,12 @@ impl RedisStore {
         }
         let mut redis_config = Config::from_url(&config.url).map_err(unavailable)?;
         redis_config.fail_fast = true;
-        if config.cache_sessions {
+        // One confirming `PING` covers every key only on a single server (see `cache`).
+        let cache_sessions = config.cache_sessions && !redis_config.server.is_clustered();
+        if config.cache_sessions && !cache_sessions {
+            tracing::warn!("token store: the session cache is not used with Redis Cluster");
+        }
+        if cache_sessions {
             // Invalidation messages come on the connection that read the key: RESP3 only.
             redis_config.version = RespVersion::RESP3;
         }
@@ -312,8 +317,8 @@ impl RedisStore {
             .build()
             .map_err(unavailable)?;
         // The watcher subscribes before the first connection, so it sees every reconnect.
-        let cache = config.cache_sessions.then(|| {
-            let cache = Arc::new(AccessCache::new());
+        let cache = cache_sessions.then(|| {
+            let cache = Arc::new(AccessCache::new(&client));
             let (stop, stopped) = tokio::sync::oneshot::channel();
             tokio::spawn(cache::watch(client.clone(), Arc::clone(&cache), stopped));
             Cached {
@@ -331,7 +336,10 @@ impl RedisStore {
             tracing::warn!("token store: Redis not reachable yet; retrying in the background");
         }
         Ok(Self {
-            access_reads: BatchedReads::start(client.clone()),
+            access_reads: BatchedReads::start(
+                client.clone(),
+                cache.as_ref().map(|cached| Arc::clone(&cached.cache)),
+            ),
             cache,
             client,
             prefix: config.key_prefix,
@@ -669,10 +677,18 @@ impl TokenStore for RedisStore {
             let fields = self.access_reads.access_fields(record_key).await?;
             return Ok(access_of(&fields)?.and_then(|access| access.live_at(now)));
         };
-        let ticket = match cache.lookup(&record_key, self.client.is_connected()) {
+        let mut lookup = cache.lookup(&record_key, self.client.is_connected(), false);
+        if let Lookup::Confirm = lookup {
+            if let Err(error) = self.access_reads.confirm().await {
+                cache.reset();
+                return Err(error);
+            }
+            lookup = cache.lookup(&record_key, self.client.is_connected(), true);
+        }
+        let ticket = match lookup {
             Lookup::Hit(access) => return Ok(access.live_at(now)),
             Lookup::Miss(ticket) => Some(ticket),
-            Lookup::Bypass => None,
+            Lookup::Confirm | Lookup::Bypass => None,
         };
         let read = self.access_reads.access_fields(record_key.clone()).await;
         let found = match read {

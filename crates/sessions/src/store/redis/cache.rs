@@ -3,23 +3,31 @@
 //! The session check reads the same few fields of the same record on every request of a
 //! session. With `CLIENT TRACKING` on (RESP3), Redis remembers which keys this connection read
 //! and pushes an `invalidate` message on the same connection when any client changes one of
-//! them; until then the copy read here is current, and the check needs no round trip.
+//! them; until then the copy read here is current.
 //!
 //! What keeps a copy from being served after the record changed (DECISIONS 115):
 //!
-//! - **Own writes** drop the key here as soon as the write's reply is back, so the instance
-//!   that ended or refreshed a session refuses its old token on the very next request.
-//! - **Other instances' writes** arrive as invalidations, which drop the key.
+//! - **A copy is confirmed before it is served.** A check that finds a copy waits for the
+//!   answer to a command sent after the check began (one `PING` for every batch of such
+//!   checks, see `reads`). Redis answers in order on the one connection, so every
+//!   invalidation it sent before that answer (for every write it completed before the check
+//!   began, whichever instance made it) has arrived by then; [`AccessCache::catch_up`] applies
+//!   them, and only a copy still there is served. That keeps CONTRACT §3's "at once" across
+//!   instances: the check saves the read, not the round trip.
+//! - **Own writes** drop the key as soon as the write's reply is back.
 //! - **A read that an invalidation overtook is not kept.** A miss leaves a placeholder with a
 //!   ticket; an invalidation (or a clear) removes it, and the answer is kept only if its own
 //!   placeholder is still there.
 //! - **Nothing is kept or served unless tracking is on.** The cache starts *not ready*; the
-//!   watcher turns tracking on and marks it ready. A reconnect, a connection error, a lagging
-//!   event channel or any failed command makes it not ready and empty again, and the watcher
-//!   turns tracking on anew (fred does not do that by itself after a reconnect).
+//!   watcher turns tracking on and marks it ready. A new connection (fred announces it before
+//!   it writes a command on it, so a confirming `PING` answered on it finds the announcement),
+//!   a connection error, a lagging event channel or any failed command makes it not ready and
+//!   empty again, and the watcher turns tracking on anew (fred does not do that by itself).
 //! - **Fail closed:** nothing is served while the client is not connected.
 //! - **A copy is served for at most [`MAX_AGE`]**, whatever happened, as a bound on anything
 //!   the rules above miss (fred drops the keyless invalidation that `FLUSHALL` sends).
+//!
+//! Only a single Redis server (not Cluster) is cached: there the one `PING` confirms every key.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -27,8 +35,10 @@ use std::time::{Duration, Instant};
 
 use fred::prelude::*;
 use fred::types::Key;
+use fred::types::client::Invalidation;
+use fred::types::config::Server;
 use tokio::sync::Notify;
-use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::broadcast::{self, error::RecvError, error::TryRecvError};
 
 use crate::store::LiveAccess;
 
@@ -88,6 +98,8 @@ pub struct CacheStats {
 
 /// What a look-up found.
 pub(super) enum Lookup {
+    /// A copy is here: confirm it (see the module's notes), then look up again, confirmed.
+    Confirm,
     Hit(Access),
     /// Read it from Redis, then hand the answer to [`AccessCache::fill`] with this ticket.
     Miss(u64),
@@ -95,16 +107,28 @@ pub(super) enum Lookup {
     Bypass,
 }
 
+/// The client's announcements that [`AccessCache::catch_up`] applies, in the order received.
+struct Events {
+    invalidations: broadcast::Receiver<Invalidation>,
+    connections: broadcast::Receiver<Server>,
+}
+
 pub(super) struct AccessCache {
     state: Mutex<State>,
+    events: Mutex<Events>,
     /// Wakes the watcher when the cache stops being ready.
     lost: Notify,
 }
 
 impl AccessCache {
-    pub(super) fn new() -> Self {
+    /// Subscribes to `client`'s announcements: call it before the client connects.
+    pub(super) fn new(client: &Client) -> Self {
         Self {
             state: Mutex::new(State::default()),
+            events: Mutex::new(Events {
+                invalidations: client.invalidation_rx(),
+                connections: client.reconnect_rx(),
+            }),
             lost: Notify::new(),
         }
     }
@@ -114,8 +138,9 @@ impl AccessCache {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// The copy of `key` if one may be served (`connected`: the client's connection is up).
-    pub(super) fn lookup(&self, key: &str, connected: bool) -> Lookup {
+    /// What to do for `key` (`connected`: the client's connection is up; `confirmed`: every
+    /// invalidation sent before the check began has been applied, see the module's notes).
+    pub(super) fn lookup(&self, key: &str, connected: bool, confirmed: bool) -> Lookup {
         let mut state = self.state();
         if !state.ready || !connected {
             return Lookup::Bypass;
@@ -123,6 +148,9 @@ impl AccessCache {
         if let Some(Slot::Ready(access, at)) = state.entries.get(key)
             && at.elapsed() < MAX_AGE
         {
+            if !confirmed {
+                return Lookup::Confirm;
+            }
             let access = *access;
             state.hits += 1;
             return Lookup::Hit(access);
@@ -162,6 +190,38 @@ impl AccessCache {
     pub(super) fn forget(&self, key: &[u8]) {
         if let Ok(key) = std::str::from_utf8(key) {
             self.state().entries.remove(key);
+        }
+    }
+
+    /// Applies what the client has announced so far: invalidations drop their keys, a new
+    /// connection (or missed announcements) resets. Called once a confirming answer is back,
+    /// and by the watcher as announcements come.
+    pub(super) fn catch_up(&self) {
+        let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
+        loop {
+            match events.connections.try_recv() {
+                Ok(_) | Err(TryRecvError::Lagged(_)) => self.reset(),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Closed) => {
+                    self.reset();
+                    break;
+                }
+            }
+        }
+        loop {
+            match events.invalidations.try_recv() {
+                Ok(invalidation) => {
+                    for key in &invalidation.keys {
+                        self.forget(Key::as_bytes(key));
+                    }
+                }
+                Err(TryRecvError::Lagged(_)) => self.reset(),
+                Err(TryRecvError::Empty) => break,
+                Err(TryRecvError::Closed) => {
+                    self.reset();
+                    break;
+                }
+            }
         }
     }
 
@@ -207,22 +267,25 @@ impl AccessCache {
     }
 }
 
-/// Keeps the cache in step with the connection: applies invalidations, resets on every
-/// reconnect, error or lag, and turns tracking on whenever the cache is not ready. Runs until
-/// `stop` is dropped (the store was) or the client's event channels close.
+/// Keeps the cache in step with the connection: applies announcements as they come (so that
+/// they do not pile up between checks), resets on every connection error, and turns tracking
+/// on whenever the cache is not ready. Runs until `stop` is dropped (the store was) or the
+/// client's event channels close.
 pub(super) async fn watch(
     client: Client,
     cache: std::sync::Arc<AccessCache>,
     mut stop: tokio::sync::oneshot::Receiver<()>,
 ) {
+    // These only wake the watcher; the cache's own receivers carry what it applies.
     let mut invalidations = client.invalidation_rx();
-    let mut reconnects = client.reconnect_rx();
+    let mut connections = client.reconnect_rx();
     let mut errors = client.error_rx();
     loop {
+        cache.catch_up();
         let (ready, resets) = cache.readiness();
         if !ready && client.is_connected() {
-            // A reset while this runs keeps the cache not ready; a reconnect that happens
-            // after the answer arrives as an event below and resets it again.
+            // A reset while this runs keeps the cache not ready; a new connection after the
+            // answer is announced and resets it again.
             let on = tokio::time::timeout(
                 TRACKING_TIMEOUT,
                 client.start_tracking(Vec::<String>::new(), false, false, false, false),
@@ -244,18 +307,11 @@ pub(super) async fn watch(
         };
         tokio::select! {
             biased;
-            invalidation = invalidations.recv() => match invalidation {
-                Ok(invalidation) => {
-                    for key in &invalidation.keys {
-                        cache.forget(Key::as_bytes(key));
-                    }
-                }
-                Err(RecvError::Lagged(_)) => cache.reset(),
-                Err(RecvError::Closed) => break,
+            event = invalidations.recv() => if let Err(RecvError::Closed) = event {
+                break;
             },
-            event = reconnects.recv() => match event {
-                Ok(_) | Err(RecvError::Lagged(_)) => cache.reset(),
-                Err(RecvError::Closed) => break,
+            event = connections.recv() => if let Err(RecvError::Closed) = event {
+                break;
             },
             event = errors.recv() => match event {
                 Ok(_) | Err(RecvError::Lagged(_)) => cache.reset(),
@@ -286,7 +342,7 @@ mod tests {
     }
 
     fn ready() -> AccessCache {
-        let cache = AccessCache::new();
+        let cache = AccessCache::new(&Client::default());
         cache.set_ready(0);
         cache
     }
@@ -296,6 +352,7 @@ mod tests {
             Lookup::Miss(ticket) => ticket,
             Lookup::Hit(_) => panic!("expected a miss, got a hit"),
             Lookup::Bypass => panic!("expected a miss, got a bypass"),
+            Lookup::Confirm => panic!("expected a miss, got a copy to confirm"),
         }
     }
 
@@ -308,23 +365,23 @@ mod tests {
 
     #[test]
     fn nothing_is_kept_or_served_until_ready_or_while_disconnected() {
-        let cache = AccessCache::new();
-        assert!(matches!(cache.lookup("k", true), Lookup::Bypass));
+        let cache = AccessCache::new(&Client::default());
+        assert!(matches!(cache.lookup("k", true, true), Lookup::Bypass));
         cache.set_ready(0);
-        let t = ticket(cache.lookup("k", true));
+        let t = ticket(cache.lookup("k", true, true));
         cache.fill("k", t, access(1));
-        assert!(hit(cache.lookup("k", true)).is_some());
-        assert!(matches!(cache.lookup("k", false), Lookup::Bypass));
+        assert!(hit(cache.lookup("k", true, true)).is_some());
+        assert!(matches!(cache.lookup("k", false, true), Lookup::Bypass));
         cache.reset();
-        assert!(matches!(cache.lookup("k", true), Lookup::Bypass));
+        assert!(matches!(cache.lookup("k", true, true), Lookup::Bypass));
         cache.set_ready(0);
         assert!(
-            matches!(cache.lookup("k", true), Lookup::Bypass),
+            matches!(cache.lookup("k", true, true), Lookup::Bypass),
             "tracking turned on before the reset does not make it ready"
         );
         cache.set_ready(1);
         assert!(
-            hit(cache.lookup("k", true)).is_none(),
+            hit(cache.lookup("k", true, true)).is_none(),
             "a reset empties the cache"
         );
     }
@@ -332,22 +389,33 @@ mod tests {
     #[test]
     fn a_read_is_served_until_its_key_is_invalidated() {
         let cache = ready();
-        let t = ticket(cache.lookup("k", true));
+        let t = ticket(cache.lookup("k", true, true));
         let first = access(1);
         cache.fill("k", t, first);
-        assert_eq!(hit(cache.lookup("k", true)), Some(first));
-        assert_eq!(hit(cache.lookup("k", true)), Some(first));
+        assert_eq!(hit(cache.lookup("k", true, true)), Some(first));
+        assert_eq!(hit(cache.lookup("k", true, true)), Some(first));
         cache.forget(b"k");
-        ticket(cache.lookup("k", true));
+        ticket(cache.lookup("k", true, true));
+    }
+
+    #[test]
+    fn a_copy_is_served_only_once_confirmed() {
+        let cache = ready();
+        let t = ticket(cache.lookup("k", true, false));
+        cache.fill("k", t, access(1));
+        assert!(matches!(cache.lookup("k", true, false), Lookup::Confirm));
+        assert_eq!(cache.stats().hits, 0);
+        assert!(hit(cache.lookup("k", true, true)).is_some());
+        assert_eq!(cache.stats().hits, 1);
     }
 
     #[test]
     fn a_read_that_an_invalidation_overtook_is_not_kept() {
         let cache = ready();
-        let t = ticket(cache.lookup("k", true));
+        let t = ticket(cache.lookup("k", true, true));
         cache.forget(b"k");
         cache.fill("k", t, access(1));
-        ticket(cache.lookup("k", true));
+        ticket(cache.lookup("k", true, true));
 
         // Nor one that a reset, a clear or a later read of the same key overtook.
         for overtake in [
@@ -357,27 +425,27 @@ mod tests {
                 c.set_ready(1);
             },
             |c: &AccessCache| {
-                let _ = c.lookup("k", true);
+                let _ = c.lookup("k", true, true);
             },
         ] {
             let cache = ready();
-            let t = ticket(cache.lookup("k", true));
+            let t = ticket(cache.lookup("k", true, true));
             overtake(&cache);
             cache.fill("k", t, access(1));
-            assert!(hit(cache.lookup("k", true)).is_none());
+            assert!(hit(cache.lookup("k", true, true)).is_none());
         }
     }
 
     #[test]
     fn an_abandoned_read_leaves_no_placeholder_and_spares_a_newer_one() {
         let cache = ready();
-        let old = ticket(cache.lookup("k", true));
-        let new = ticket(cache.lookup("k", true));
+        let old = ticket(cache.lookup("k", true, true));
+        let new = ticket(cache.lookup("k", true, true));
         cache.abandon("k", old);
         cache.fill("k", new, access(2));
-        assert!(hit(cache.lookup("k", true)).is_some());
+        assert!(hit(cache.lookup("k", true, true)).is_some());
         cache.forget(b"k");
-        let t = ticket(cache.lookup("k", true));
+        let t = ticket(cache.lookup("k", true, true));
         cache.abandon("k", t);
         assert!(cache.state().entries.is_empty());
     }
@@ -385,12 +453,12 @@ mod tests {
     #[test]
     fn a_copy_older_than_max_age_is_read_again() {
         let cache = ready();
-        let t = ticket(cache.lookup("k", true));
+        let t = ticket(cache.lookup("k", true, true));
         cache.fill("k", t, access(1));
         if let Some(Slot::Ready(_, at)) = cache.state().entries.get_mut("k") {
             *at -= MAX_AGE;
         }
-        ticket(cache.lookup("k", true));
+        ticket(cache.lookup("k", true, true));
     }
 
     #[test]
@@ -398,7 +466,7 @@ mod tests {
         let cache = ready();
         for n in 0..MAX_ENTRIES + 10 {
             let key = n.to_string();
-            let t = ticket(cache.lookup(&key, true));
+            let t = ticket(cache.lookup(&key, true, true));
             cache.fill(&key, t, access(1));
         }
         assert_eq!(cache.state().entries.len(), MAX_ENTRIES);

@@ -13,11 +13,19 @@
 //! one flush. Several batches may be in flight at once; each read keeps its own command, its own
 //! timeout and its own answer, so the store's behaviour (fail closed with `Unavailable`) is the
 //! same as for a command sent directly.
+//!
+//! With the session cache on, a check that found a copy queues a *confirmation* here instead of
+//! a read: a batch that holds any sends one `PING` beside its reads, and once the answer is
+//! back and the cache has caught up with what Redis sent before it, every confirmation in the
+//! batch is answered (see `cache`).
+
+use std::sync::Arc;
 
 use fred::prelude::*;
 use futures::future::join_all;
 use tokio::sync::{mpsc, oneshot};
 
+use super::cache::AccessCache;
 use super::{ACCESS_FIELDS, unavailable};
 use crate::store::StoreError;
 
@@ -28,10 +36,15 @@ const QUEUE: usize = 4096;
 
 type Answer = Result<Vec<Value>, Error>;
 
-/// One `HMGET` of a record's `ACCESS_FIELDS`.
-struct Read {
-    key: String,
-    reply: oneshot::Sender<Answer>,
+enum Read {
+    /// One `HMGET` of a record's `ACCESS_FIELDS`.
+    Fields {
+        key: String,
+        reply: oneshot::Sender<Answer>,
+    },
+    /// Answered once a command sent after it was queued has its answer and the cache has
+    /// applied what Redis sent before that answer.
+    Confirm(oneshot::Sender<Result<(), Error>>),
 }
 
 /// The requests' side: queue a read, wait for its answer.
@@ -41,25 +54,40 @@ pub(super) struct BatchedReads {
 
 impl BatchedReads {
     /// Starts the gathering task on the current runtime; it ends when this is dropped.
-    pub(super) fn start(client: Client) -> Self {
+    /// `cache`: the session cache that confirmations catch up.
+    pub(super) fn start(client: Client, cache: Option<Arc<AccessCache>>) -> Self {
         let (queue, reads) = mpsc::channel(QUEUE);
-        tokio::spawn(gather(client, reads));
+        tokio::spawn(gather(client, cache, reads));
         Self { queue }
     }
 
     /// `HMGET key ACCESS_FIELDS...`: the values in that order, nil where absent.
     pub(super) async fn access_fields(&self, key: String) -> Result<Vec<Value>, StoreError> {
         let (reply, answer) = oneshot::channel();
-        let gone = || StoreError::Unavailable("the read batcher has stopped".into());
         self.queue
-            .send(Read { key, reply })
+            .send(Read::Fields { key, reply })
             .await
-            .map_err(|_| gone())?;
-        answer.await.map_err(|_| gone())?.map_err(unavailable)
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?.map_err(unavailable)
+    }
+
+    /// Returns once every invalidation Redis sent before this was called has been applied to
+    /// the cache (see `cache`).
+    pub(super) async fn confirm(&self) -> Result<(), StoreError> {
+        let (reply, answer) = oneshot::channel();
+        self.queue
+            .send(Read::Confirm(reply))
+            .await
+            .map_err(|_| stopped())?;
+        answer.await.map_err(|_| stopped())?.map_err(unavailable)
     }
 }
 
-async fn gather(client: Client, mut reads: mpsc::Receiver<Read>) {
+fn stopped() -> StoreError {
+    StoreError::Unavailable("the read batcher has stopped".into())
+}
+
+async fn gather(client: Client, cache: Option<Arc<AccessCache>>, mut reads: mpsc::Receiver<Read>) {
     let mut batch = Vec::new();
     while reads.recv_many(&mut batch, MAX_BATCH).await > 0 {
         // Let the requests that are ready to run add their reads before the batch is sent.
@@ -70,21 +98,49 @@ async fn gather(client: Client, mut reads: mpsc::Receiver<Read>) {
                 Err(_) => break,
             }
         }
-        tokio::spawn(send(client.clone(), std::mem::take(&mut batch)));
+        tokio::spawn(send(
+            client.clone(),
+            cache.clone(),
+            std::mem::take(&mut batch),
+        ));
     }
 }
 
-/// Starts every read of the batch in one poll (`join_all` polls each once in turn), so that
-/// all of them are queued for fred's connection task before it runs.
-async fn send(client: Client, batch: Vec<Read>) {
-    let answers: Vec<Answer> = join_all(
-        batch
+/// Starts every read of the batch, and the `PING` if it confirms copies, in one poll
+/// (`join_all` polls each once in turn), so that all of them are queued for fred's connection
+/// task before it runs.
+async fn send(client: Client, cache: Option<Arc<AccessCache>>, batch: Vec<Read>) {
+    let mut fields = Vec::with_capacity(batch.len());
+    let mut confirms = Vec::new();
+    for read in batch {
+        match read {
+            Read::Fields { key, reply } => fields.push((key, reply)),
+            Read::Confirm(reply) => confirms.push(reply),
+        }
+    }
+    let reads = join_all(
+        fields
             .iter()
-            .map(|read| client.hmget::<Vec<Value>, _, _>(read.key.as_str(), &ACCESS_FIELDS)),
-    )
-    .await;
-    for (read, answer) in batch.into_iter().zip(answers) {
-        // The request may have gone (its client disconnected); nothing waits for the answer.
-        let _ = read.reply.send(answer);
+            .map(|(key, _)| client.hmget::<Vec<Value>, _, _>(key.as_str(), &ACCESS_FIELDS)),
+    );
+    let ping = async {
+        if confirms.is_empty() {
+            Ok(())
+        } else {
+            client.ping::<()>(None).await
+        }
+    };
+    let (answers, pinged): (Vec<Answer>, _) = futures::join!(reads, ping);
+    if pinged.is_ok()
+        && let Some(cache) = &cache
+    {
+        cache.catch_up();
+    }
+    // A request may have gone (its client disconnected); nothing waits for its answer.
+    for ((_, reply), answer) in fields.into_iter().zip(answers) {
+        let _ = reply.send(answer);
+    }
+    for reply in confirms {
+        let _ = reply.send(pinged.clone());
     }
 }
