@@ -401,17 +401,13 @@ impl RedisStore {
         unavailable(error)
     }
 
-    /// This instance changed `record_key` (or tried to): its copy goes.
+    /// This instance changed `record_key` (or tried to): its copy goes, so that the next check
+    /// reads it at once instead of confirming a copy that the invalidation will drop. Changes
+    /// to sessions it does not name (the sessions an insert evicts, `revoke_all`, `flush`)
+    /// reach the cache as anyone's do: through the invalidations that a confirmation waits for.
     fn changed(&self, record_key: &str) {
         if let Some(cache) = &self.cache {
             cache.forget(record_key.as_bytes());
-        }
-    }
-
-    /// This instance changed sessions it does not name: every copy goes.
-    fn changed_some(&self) {
-        if let Some(cache) = &self.cache {
-            cache.forget_all();
         }
     }
 
@@ -610,12 +606,8 @@ impl TokenStore for RedisStore {
         }
         let evicted = self
             .change::<i64>(&self.insert, record_key, index, args)
-            .await;
-        // The identity's least recently used sessions may have ended to make room.
-        if !matches!(evicted, Ok(0)) {
-            self.changed_some();
-        }
-        Ok(evicted?.max(0) as usize)
+            .await?;
+        Ok(evicted.max(0) as usize)
     }
 
     async fn list(
@@ -788,9 +780,8 @@ impl TokenStore for RedisStore {
         let keep = Value::from(keep.map(SessionId::to_string).unwrap_or_default());
         let ended = self
             .run::<i64>(&self.revoke_all, vec![index], vec![prefix, keep])
-            .await;
-        self.changed_some();
-        Ok(ended?.max(0) as usize)
+            .await?;
+        Ok(ended.max(0) as usize)
     }
 
     async fn flush(&self, namespace: &str) -> Result<u64, StoreError> {
@@ -831,7 +822,6 @@ impl TokenStore for RedisStore {
             }
             page.next();
         }
-        self.changed_some();
         Ok(removed)
     }
 

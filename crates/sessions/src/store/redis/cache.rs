@@ -14,9 +14,10 @@
 //!   began, whichever instance made it) has arrived by then; [`AccessCache::catch_up`] applies
 //!   them, and only a copy still there is served. That keeps CONTRACT §3's "at once" across
 //!   instances: the check saves the read, not the round trip.
-//! - **Own writes** drop the key as soon as the write's reply is back.
+//! - **Own writes** drop the key they name as soon as the write's reply is back (the sessions
+//!   they end without naming them, Redis invalidates like anyone's).
 //! - **A read that an invalidation overtook is not kept.** A miss leaves a placeholder with a
-//!   ticket; an invalidation (or a clear) removes it, and the answer is kept only if its own
+//!   ticket; an invalidation (or a reset) removes it, and the answer is kept only if its own
 //!   placeholder is still there.
 //! - **Nothing is kept or served unless tracking is on.** The cache starts *not ready*; the
 //!   watcher turns tracking on and marks it ready. A new connection (fred announces it before
@@ -225,12 +226,6 @@ impl AccessCache {
         }
     }
 
-    /// Drops every copy and placeholder; stays ready (a write of this instance that changed
-    /// keys it does not name, such as ending all of an identity's sessions).
-    pub(super) fn forget_all(&self) {
-        self.state().entries.clear();
-    }
-
     /// Drops everything and stops serving until the watcher has turned tracking on again.
     pub(super) fn reset(&self) {
         {
@@ -417,9 +412,8 @@ mod tests {
         cache.fill("k", t, access(1));
         ticket(cache.lookup("k", true, true));
 
-        // Nor one that a reset, a clear or a later read of the same key overtook.
+        // Nor one that a reset or a later read of the same key overtook.
         for overtake in [
-            |c: &AccessCache| c.forget_all(),
             |c: &AccessCache| {
                 c.reset();
                 c.set_ready(1);
