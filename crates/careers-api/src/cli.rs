@@ -247,14 +247,17 @@ async fn serve(config: Config) -> Result<(), String> {
         tracing::info!(dir = %config.mail.outbox_dir, "mail: no SMTP_URL, messages are written as .eml files");
     }
     let bind_addr = config.bind_addr;
-    if let Some(addr) = config.metrics_addr {
-        let handle = crate::metrics::install()?;
-        let bound = crate::metrics::serve(addr, handle).await?;
-        tracing::info!(%bound, "metrics: GET /metrics");
-    }
+    let metrics = config
+        .metrics_addr
+        .map(|addr| crate::metrics::install().map(|handle| (addr, handle)))
+        .transpose()?;
     let state = AppState::build(config, Arc::new(SystemClock))
         .await
         .map_err(|e| e.to_string())?;
+    if let Some((addr, handle)) = metrics {
+        let bound = crate::metrics::serve(addr, handle, Arc::clone(&state.sessions)).await?;
+        tracing::info!(%bound, "metrics: GET /metrics");
+    }
     app::spawn_memory_sweeper(&state);
     app::spawn_mail_worker(&state);
     let listener = tokio::net::TcpListener::bind(bind_addr)

@@ -8,16 +8,21 @@
 //! `careers_sessions_ended_total{context,reason}` (recorded by the `sessions` crate),
 //! `careers_store_errors_total`, `careers_database_errors_total`,
 //! `careers_password_hash_queue`, `careers_password_hash_refusals_total`,
-//! `careers_mail_outbox_pending`, `careers_mail_delivery_failures_total`.
+//! `careers_mail_outbox_pending`, `careers_mail_delivery_failures_total`, and with the Redis
+//! session cache on, `careers_session_cache_lookups_total{result}`,
+//! `careers_session_cache_resets_total` and `careers_session_cache_ready` (read from the
+//! cache's own counters when scraped, so a request pays nothing for them).
 
 use std::net::SocketAddr;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 use std::time::Instant;
 
 use axum::extract::{MatchedPath, Request};
 use axum::middleware::Next;
 use axum::response::Response;
 use metrics_exporter_prometheus::{Matcher, PrometheusBuilder, PrometheusHandle};
+use sessions::SessionEngine;
+use sessions::store::CacheStats;
 
 pub const HTTP_REQUESTS: &str = "careers_http_requests_total";
 pub const HTTP_DURATION: &str = "careers_http_request_duration_seconds";
@@ -29,6 +34,9 @@ pub const HASH_QUEUE: &str = "careers_password_hash_queue";
 pub const HASH_REFUSALS: &str = "careers_password_hash_refusals_total";
 pub const OUTBOX_PENDING: &str = "careers_mail_outbox_pending";
 pub const MAIL_FAILURES: &str = "careers_mail_delivery_failures_total";
+pub const CACHE_LOOKUPS: &str = "careers_session_cache_lookups_total";
+pub const CACHE_RESETS: &str = "careers_session_cache_resets_total";
+pub const CACHE_READY: &str = "careers_session_cache_ready";
 
 /// Request durations: 0.5 ms to 10 s.
 const BUCKETS: &[f64] = &[
@@ -55,8 +63,13 @@ pub fn enabled() -> bool {
     HANDLE.get().is_some()
 }
 
-/// Serves `GET /metrics` on `addr` until the process ends; the bound address.
-pub async fn serve(addr: SocketAddr, handle: PrometheusHandle) -> Result<SocketAddr, String> {
+/// Serves `GET /metrics` on `addr` until the process ends; the bound address. `sessions`: the
+/// engine whose store's session cache is read at each scrape.
+pub async fn serve(
+    addr: SocketAddr,
+    handle: PrometheusHandle,
+    sessions: Arc<SessionEngine>,
+) -> Result<SocketAddr, String> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|e| format!("cannot listen on METRICS_ADDR {addr}: {e}"))?;
@@ -65,6 +78,7 @@ pub async fn serve(addr: SocketAddr, handle: PrometheusHandle) -> Result<SocketA
         "/metrics",
         axum::routing::get(move || {
             let handle = handle.clone();
+            record_session_cache(sessions.store().cache_stats());
             async move {
                 (
                     [(
@@ -82,6 +96,17 @@ pub async fn serve(addr: SocketAddr, handle: PrometheusHandle) -> Result<SocketA
         }
     });
     Ok(bound)
+}
+
+/// The session cache's series, from its counters (nothing without the cache).
+fn record_session_cache(stats: Option<CacheStats>) {
+    let Some(stats) = stats else {
+        return;
+    };
+    ::metrics::counter!(CACHE_LOOKUPS, "result" => "hit").absolute(stats.hits);
+    ::metrics::counter!(CACHE_LOOKUPS, "result" => "miss").absolute(stats.misses);
+    ::metrics::counter!(CACHE_RESETS).absolute(stats.resets);
+    ::metrics::gauge!(CACHE_READY).set(if stats.ready { 1.0 } else { 0.0 });
 }
 
 /// The HTTP series of a routed request: a `route_layer`, so it sees the route template.
@@ -110,4 +135,36 @@ pub fn login(context: &'static str, outcome: &'static str) {
 
 pub fn refresh(context: &'static str) {
     ::metrics::counter!(REFRESHES, "context" => context).increment(1);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_session_cache_series_are_its_counters() {
+        let recorder = PrometheusBuilder::new().build_recorder();
+        let handle = recorder.handle();
+        ::metrics::with_local_recorder(&recorder, || {
+            record_session_cache(None);
+            assert!(!handle.render().contains("careers_session_cache"));
+            for hits in [5, 7] {
+                record_session_cache(Some(CacheStats {
+                    ready: hits == 7,
+                    hits,
+                    misses: 3,
+                    resets: 1,
+                }));
+            }
+        });
+        let text = handle.render();
+        for line in [
+            r#"careers_session_cache_lookups_total{result="hit"} 7"#,
+            r#"careers_session_cache_lookups_total{result="miss"} 3"#,
+            "careers_session_cache_resets_total 1",
+            "careers_session_cache_ready 1",
+        ] {
+            assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
+        }
+    }
 }

@@ -757,3 +757,67 @@ async fn metrics_audit_events_and_api_docs() {
     assert_eq!(audit[0]["object_id"], 1);
     assert!(audit[0]["admin_id"].is_u64());
 }
+
+/// On a SQLite file with Redis the session cache is on by default (DECISIONS 115): a session's
+/// later checks are answered from its copy, and `/metrics` shows it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_sqlite_and_redis_the_session_cache_is_on_and_measured() {
+    if !Backend::PostgresRedis.available() {
+        return;
+    }
+    let metrics_port = free_port();
+    let mut server = start_with(&[
+        ("METRICS_ADDR", format!("127.0.0.1:{metrics_port}")),
+        ("REDIS_URL", std::env::var("TEST_REDIS_URL").unwrap()),
+        (
+            "REDIS_KEY_PREFIX",
+            format!("careers-test:{}:", random_suffix()),
+        ),
+    ])
+    .await;
+    let client = reqwest::Client::new();
+    let url = |path: &str| format!("{}{}", server.base, path);
+    let ada = log_in(&client, &url("/identities/sessions")).await;
+    let scrape = || async {
+        client
+            .get(format!("http://127.0.0.1:{metrics_port}/metrics"))
+            .send()
+            .await
+            .unwrap()
+            .text()
+            .await
+            .unwrap()
+    };
+    let value = |text: &str, series: &str| -> f64 {
+        text.lines()
+            .find(|line| line.starts_with(series))
+            .and_then(|line| line.rsplit(' ').next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no series {series} in\n{text}"))
+    };
+    let hits = r#"careers_session_cache_lookups_total{result="hit"}"#;
+    // The cache turns tracking on in the background; then checks of one session hit it.
+    let start = Instant::now();
+    loop {
+        for _ in 0..3 {
+            let read = client
+                .get(url("/identities/user/1"))
+                .header("cookie", ada.cookie_header())
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(read.status(), StatusCode::OK);
+        }
+        let text = scrape().await;
+        if text.contains(hits) && value(&text, hits) >= 1.0 {
+            assert_eq!(value(&text, "careers_session_cache_ready"), 1.0);
+            break;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "no session cache hit:\n{text}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    stop(&mut server);
+}

@@ -303,6 +303,16 @@ pub enum AnyStore {
     Redis(RedisStore),
 }
 
+impl AnyStore {
+    /// The Redis session cache's counters; `None` in memory or with the cache off.
+    pub fn cache_stats(&self) -> Option<CacheStats> {
+        match self {
+            AnyStore::Memory(_) => None,
+            AnyStore::Redis(store) => store.cache_stats(),
+        }
+    }
+}
+
 macro_rules! delegate {
     ($self:ident, $store:ident => $call:expr) => {
         match $self {
