@@ -213,11 +213,9 @@ async fn cache_ready(store: &RedisStore) {
     panic!("the session cache did not become ready within 2 s");
 }
 
-/// Checks `key` until `done` holds for the answer, for at most a second (the cache's copies
-/// live 5 s, so a change that only their age would reveal fails this).
-/// Checks `key` until `store` serves it from its session cache (the first check reads it; the
-/// insert's own invalidation message may drop that copy once), so that the next check would
-/// take the cached path.
+/// Checks `key` until `store` serves it from its session cache (the first check reads it; an
+/// invalidation may drop a copy before it is served), so that the next check would take the
+/// cached path.
 async fn held(store: &RedisStore, key: &SessionKey) {
     held_in(store, DEFAULT, key).await;
 }

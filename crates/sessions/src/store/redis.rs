@@ -316,7 +316,8 @@ impl RedisStore {
             .set_policy(ReconnectPolicy::new_constant(0, 250))
             .build()
             .map_err(unavailable)?;
-        // The watcher subscribes before the first connection, so it sees every reconnect.
+        // The cache subscribes before the first connection (`AccessCache::new`), so that
+        // `catch_up` sees every new connection.
         let cache = cache_sessions.then(|| {
             let cache = Arc::new(AccessCache::new(&client));
             let (stop, stopped) = tokio::sync::oneshot::channel();
