@@ -174,6 +174,39 @@ fn stop(server: &mut Server) -> (std::process::ExitStatus, String) {
 }
 
 /// Logs `ada@example.com` in through `url` and returns the cookies' credentials.
+/// `times` reads of `url` with `creds`, each answered 200.
+async fn read_ok(client: &reqwest::Client, url: &str, creds: &Creds, times: usize) {
+    for _ in 0..times {
+        let read = client
+            .get(url)
+            .header("cookie", creds.cookie_header())
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(read.status(), StatusCode::OK);
+    }
+}
+
+/// `GET /metrics` on the metrics listener at `port`: the exposition's text.
+async fn scrape(client: &reqwest::Client, port: u16) -> String {
+    let scrape = client
+        .get(format!("http://127.0.0.1:{port}/metrics"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(scrape.status(), StatusCode::OK);
+    scrape.text().await.unwrap()
+}
+
+/// The value of the first line of `text` that starts with `series`.
+fn series_value(text: &str, series: &str) -> f64 {
+    text.lines()
+        .find(|line| line.starts_with(series))
+        .and_then(|line| line.rsplit(' ').next())
+        .and_then(|v| v.parse().ok())
+        .unwrap_or_else(|| panic!("no series {series} in\n{text}"))
+}
+
 async fn log_in(client: &reqwest::Client, url: &str) -> Creds {
     let login = client
         .post(url)
@@ -644,15 +677,7 @@ async fn metrics_audit_events_and_api_docs() {
         .unwrap();
     assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
     let ada = log_in(&client, &url("/identities/sessions")).await;
-    for _ in 0..3 {
-        let read = client
-            .get(url("/identities/user/1"))
-            .header("cookie", ada.cookie_header())
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(read.status(), StatusCode::OK);
-    }
+    read_ok(&client, &url("/identities/user/1"), &ada, 3).await;
     let ada = refresh(&client, &url("/identities/sessions/current"), &ada).await;
     let login = client
         .post(url("/team/identities/admins/sessions"))
@@ -698,20 +723,8 @@ async fn metrics_audit_events_and_api_docs() {
         StatusCode::NOT_FOUND
     );
 
-    let scrape = client
-        .get(format!("http://127.0.0.1:{metrics_port}/metrics"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(scrape.status(), StatusCode::OK);
-    let text = scrape.text().await.unwrap();
-    let value = |series: &str| -> f64 {
-        text.lines()
-            .find(|line| line.starts_with(series))
-            .and_then(|line| line.rsplit(' ').next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no series {series} in\n{text}"))
-    };
+    let text = scrape(&client, metrics_port).await;
+    let value = |series: &str| series_value(&text, series);
     assert_eq!(
         value(
             r#"careers_http_requests_total{route="/identities/user/{id}",method="GET",status="200"}"#
@@ -778,39 +791,14 @@ async fn with_sqlite_and_redis_the_session_cache_is_on_and_measured() {
     let client = reqwest::Client::new();
     let url = |path: &str| format!("{}{}", server.base, path);
     let ada = log_in(&client, &url("/identities/sessions")).await;
-    let scrape = || async {
-        client
-            .get(format!("http://127.0.0.1:{metrics_port}/metrics"))
-            .send()
-            .await
-            .unwrap()
-            .text()
-            .await
-            .unwrap()
-    };
-    let value = |text: &str, series: &str| -> f64 {
-        text.lines()
-            .find(|line| line.starts_with(series))
-            .and_then(|line| line.rsplit(' ').next())
-            .and_then(|v| v.parse().ok())
-            .unwrap_or_else(|| panic!("no series {series} in\n{text}"))
-    };
     let hits = r#"careers_session_cache_lookups_total{result="hit"}"#;
     // The cache turns tracking on in the background; then checks of one session hit it.
     let start = Instant::now();
     loop {
-        for _ in 0..3 {
-            let read = client
-                .get(url("/identities/user/1"))
-                .header("cookie", ada.cookie_header())
-                .send()
-                .await
-                .unwrap();
-            assert_eq!(read.status(), StatusCode::OK);
-        }
-        let text = scrape().await;
-        if text.contains(hits) && value(&text, hits) >= 1.0 {
-            assert_eq!(value(&text, "careers_session_cache_ready"), 1.0);
+        read_ok(&client, &url("/identities/user/1"), &ada, 3).await;
+        let text = scrape(&client, metrics_port).await;
+        if text.contains(hits) && series_value(&text, hits) >= 1.0 {
+            assert_eq!(series_value(&text, "careers_session_cache_ready"), 1.0);
             break;
         }
         assert!(
