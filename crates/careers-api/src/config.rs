@@ -230,7 +230,8 @@ impl Config {
         };
 
         let database_url = get("DATABASE_URL").unwrap_or_else(|| "sqlite://data/careers.db".into());
-        if !(database_url.starts_with("sqlite:")
+        let on_sqlite = database_url.starts_with("sqlite:");
+        if !(on_sqlite
             || database_url.starts_with("postgres://")
             || database_url.starts_with("postgresql://"))
         {
@@ -438,7 +439,7 @@ impl Config {
         };
 
         let redis_session_cache = match get("REDIS_SESSION_CACHE").as_deref() {
-            None => database_url.starts_with("sqlite:"),
+            None => on_sqlite,
             Some("on") => true,
             Some("off") => false,
             Some(other) => {

@@ -199,30 +199,15 @@ impl AccessCache {
     /// and by the watcher as announcements come.
     pub(super) fn catch_up(&self) {
         let mut events = self.events.lock().unwrap_or_else(|e| e.into_inner());
-        loop {
-            match events.connections.try_recv() {
-                Ok(_) | Err(TryRecvError::Lagged(_)) => self.reset(),
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Closed) => {
-                    self.reset();
-                    break;
-                }
+        let mut new_connection = false;
+        let mut missed = drain(&mut events.connections, |_| new_connection = true);
+        missed |= drain(&mut events.invalidations, |invalidation| {
+            for key in &invalidation.keys {
+                self.forget(Key::as_bytes(key));
             }
-        }
-        loop {
-            match events.invalidations.try_recv() {
-                Ok(invalidation) => {
-                    for key in &invalidation.keys {
-                        self.forget(Key::as_bytes(key));
-                    }
-                }
-                Err(TryRecvError::Lagged(_)) => self.reset(),
-                Err(TryRecvError::Empty) => break,
-                Err(TryRecvError::Closed) => {
-                    self.reset();
-                    break;
-                }
-            }
+        });
+        if new_connection || missed {
+            self.reset();
         }
     }
 
@@ -258,6 +243,20 @@ impl AccessCache {
         let mut state = self.state();
         if state.resets == resets {
             state.ready = true;
+        }
+    }
+}
+
+/// Hands every message queued on `events` to `each`; whether any was missed (the receiver
+/// lagged) or the channel has closed.
+fn drain<T: Clone>(events: &mut broadcast::Receiver<T>, mut each: impl FnMut(T)) -> bool {
+    let mut missed = false;
+    loop {
+        match events.try_recv() {
+            Ok(event) => each(event),
+            Err(TryRecvError::Lagged(_)) => missed = true,
+            Err(TryRecvError::Empty) => return missed,
+            Err(TryRecvError::Closed) => return true,
         }
     }
 }

@@ -63,28 +63,25 @@ impl BatchedReads {
 
     /// `HMGET key ACCESS_FIELDS...`: the values in that order, nil where absent.
     pub(super) async fn access_fields(&self, key: String) -> Result<Vec<Value>, StoreError> {
-        let (reply, answer) = oneshot::channel();
-        self.queue
-            .send(Read::Fields { key, reply })
-            .await
-            .map_err(|_| stopped())?;
-        answer.await.map_err(|_| stopped())?.map_err(unavailable)
+        self.ask(|reply| Read::Fields { key, reply }).await
     }
 
     /// Returns once every invalidation Redis sent before this was called has been applied to
     /// the cache (see `cache`).
     pub(super) async fn confirm(&self) -> Result<(), StoreError> {
+        self.ask(Read::Confirm).await
+    }
+
+    /// Queues the read that `read` makes of a reply channel, and waits for its answer.
+    async fn ask<T>(
+        &self,
+        read: impl FnOnce(oneshot::Sender<Result<T, Error>>) -> Read,
+    ) -> Result<T, StoreError> {
+        let stopped = || StoreError::Unavailable("the read batcher has stopped".into());
         let (reply, answer) = oneshot::channel();
-        self.queue
-            .send(Read::Confirm(reply))
-            .await
-            .map_err(|_| stopped())?;
+        self.queue.send(read(reply)).await.map_err(|_| stopped())?;
         answer.await.map_err(|_| stopped())?.map_err(unavailable)
     }
-}
-
-fn stopped() -> StoreError {
-    StoreError::Unavailable("the read batcher has stopped".into())
 }
 
 async fn gather(client: Client, cache: Option<Arc<AccessCache>>, mut reads: mpsc::Receiver<Read>) {
