@@ -19,14 +19,14 @@
 //!   driver's row. Running them on sqlx directly did not pay (PERFORMANCE.md, "Measured and
 //!   removed").
 
-use std::ops::Deref;
+use std::ops::{Deref, Range};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use rusqlite::config::DbConfig;
-use rusqlite::types::{FromSql, Value, ValueRef};
+use rusqlite::types::{FromSql, ValueRef};
 use rusqlite::{Connection, OpenFlags};
 use sea_orm::sqlx::postgres::types::Oid;
 use sea_orm::sqlx::postgres::{PgRow, PgValueFormat};
@@ -133,19 +133,7 @@ impl Db {
         if let Some(readers) = &self.readers {
             self.observe(sql);
             return readers
-                .read(sql, binds, |rows| {
-                    let width = rows
-                        .as_ref()
-                        .map_or(0, |statement| statement.column_count());
-                    let mut all = Vec::new();
-                    while let Some(row) = rows.next()? {
-                        let values = (0..width)
-                            .map(|i| row.get::<_, Value>(i))
-                            .collect::<Result<Vec<_>, _>>()?;
-                        all.push(values);
-                    }
-                    Ok(all)
-                })
+                .read(sql, binds, |rows| Ok(InlineRows::read(rows)?))
                 .map(Rows::Inline);
         }
         let rows = self.orm.query_all_raw(self.statement(sql, binds)).await?;
@@ -244,22 +232,22 @@ impl Readers {
 
 /// The rows of [`Db::fetch_rows`]: read inline (SQLite file), or through SeaORM.
 pub enum Rows {
-    Inline(Vec<Vec<Value>>),
+    Inline(InlineRows),
     Driver(Vec<QueryResult>),
 }
 
 impl Rows {
     pub fn is_empty(&self) -> bool {
         match self {
-            Self::Inline(rows) => rows.is_empty(),
+            Self::Inline(rows) => rows.cells.is_empty(),
             Self::Driver(rows) => rows.is_empty(),
         }
     }
 
     /// Every row decoded into `T`, which may borrow from the rows (`&str` values).
     pub fn decode<'r, T: FromRow<'r>>(&'r self) -> Result<Vec<T>, DbErr> {
-        fn all<'r, R: HotRow + 'r, T: FromRow<'r>>(
-            rows: impl ExactSizeIterator<Item = &'r R>,
+        fn all<'r, R: HotRow<'r>, T: FromRow<'r>>(
+            rows: impl ExactSizeIterator<Item = R>,
         ) -> Result<Vec<T>, DecodeError> {
             let mut all = Vec::with_capacity(rows.len());
             for row in rows {
@@ -268,11 +256,80 @@ impl Rows {
             Ok(all)
         }
         match self {
-            Self::Inline(rows) => all(rows.iter()),
+            Self::Inline(rows) => all(rows.rows()),
             Self::Driver(rows) => all(rows.iter()),
         }
         .map_err(read_failed)
     }
+}
+
+/// The rows of an inline read, copied out of SQLite's statement before it is reset: every
+/// row's values in one vector, and the bytes of all their text in one buffer, so that a page
+/// of rows costs a few allocations instead of one per value and one per row.
+pub struct InlineRows {
+    /// Values a row, in select-list order.
+    width: usize,
+    cells: Vec<Cell>,
+    bytes: Vec<u8>,
+}
+
+/// A value of [`InlineRows`]; text and blobs are ranges of its `bytes`.
+enum Cell {
+    Null,
+    Integer(i64),
+    Real(f64),
+    Text(Range<usize>),
+    Blob(Range<usize>),
+}
+
+impl InlineRows {
+    fn read(rows: &mut rusqlite::Rows<'_>) -> rusqlite::Result<Self> {
+        let width = rows
+            .as_ref()
+            .map_or(0, |statement| statement.column_count());
+        let mut page = Self {
+            width,
+            cells: Vec::new(),
+            bytes: Vec::new(),
+        };
+        while let Some(row) = rows.next()? {
+            for index in 0..width {
+                let cell = match row.get_ref(index)? {
+                    ValueRef::Null => Cell::Null,
+                    ValueRef::Integer(value) => Cell::Integer(value),
+                    ValueRef::Real(value) => Cell::Real(value),
+                    ValueRef::Text(text) => Cell::Text(page.keep(text)),
+                    ValueRef::Blob(blob) => Cell::Blob(page.keep(blob)),
+                };
+                page.cells.push(cell);
+            }
+        }
+        Ok(page)
+    }
+
+    /// Appends `value` to the bytes, and answers where it is.
+    fn keep(&mut self, value: &[u8]) -> Range<usize> {
+        let start = self.bytes.len();
+        self.bytes.extend_from_slice(value);
+        start..self.bytes.len()
+    }
+
+    fn rows(&self) -> impl ExactSizeIterator<Item = InlineRow<'_>> {
+        // A statement has at least one column (`max(1)` only keeps `chunks_exact` defined).
+        self.cells
+            .chunks_exact(self.width.max(1))
+            .map(|cells| InlineRow {
+                cells,
+                bytes: &self.bytes,
+            })
+    }
+}
+
+/// One row of [`InlineRows`].
+#[derive(Clone, Copy)]
+pub struct InlineRow<'r> {
+    cells: &'r [Cell],
+    bytes: &'r [u8],
 }
 
 /// A value a hot read decodes: the same Rust type from every backend, by the drivers' own
@@ -410,39 +467,44 @@ where
     Ok(row.try_get(index)?)
 }
 
-/// A row of any of the three.
-pub trait HotRow {
-    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError>;
+/// A row of any of the three, borrowed for `'r`: what is decoded from it may keep that borrow.
+pub trait HotRow<'r>: Copy {
+    fn get<T: HotValue<'r>>(self, index: usize) -> Result<T, DecodeError>;
 }
 
-impl HotRow for rusqlite::Row<'_> {
-    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
+impl<'r> HotRow<'r> for &'r rusqlite::Row<'_> {
+    fn get<T: HotValue<'r>>(self, index: usize) -> Result<T, DecodeError> {
         T::inline(self.get_ref(index)?)
     }
 }
 
-impl HotRow for Vec<Value> {
-    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
-        let value = self.as_slice().get(index).ok_or("no such column")?;
-        T::inline(ValueRef::from(value))
+impl<'r> HotRow<'r> for InlineRow<'r> {
+    fn get<T: HotValue<'r>>(self, index: usize) -> Result<T, DecodeError> {
+        T::inline(match self.cells.get(index).ok_or("no such column")? {
+            Cell::Null => ValueRef::Null,
+            Cell::Integer(value) => ValueRef::Integer(*value),
+            Cell::Real(value) => ValueRef::Real(*value),
+            Cell::Text(range) => ValueRef::Text(&self.bytes[range.clone()]),
+            Cell::Blob(range) => ValueRef::Blob(&self.bytes[range.clone()]),
+        })
     }
 }
 
-impl HotRow for SqliteRow {
-    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
+impl<'r> HotRow<'r> for &'r SqliteRow {
+    fn get<T: HotValue<'r>>(self, index: usize) -> Result<T, DecodeError> {
         T::sqlite(self, index)
     }
 }
 
-impl HotRow for PgRow {
-    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
+impl<'r> HotRow<'r> for &'r PgRow {
+    fn get<T: HotValue<'r>>(self, index: usize) -> Result<T, DecodeError> {
         T::postgres(self, index)
     }
 }
 
 /// A row SeaORM read: the driver's row inside it.
-impl HotRow for QueryResult {
-    fn get<'r, T: HotValue<'r>>(&'r self, index: usize) -> Result<T, DecodeError> {
+impl<'r> HotRow<'r> for &'r QueryResult {
+    fn get<T: HotValue<'r>>(self, index: usize) -> Result<T, DecodeError> {
         if let Some(row) = self.try_as_pg_row() {
             T::postgres(row, index)
         } else if let Some(row) = self.try_as_sqlite_row() {
@@ -454,13 +516,13 @@ impl HotRow for QueryResult {
 }
 
 /// Reads a row's columns in select-list order.
-pub struct Columns<'r, R: ?Sized> {
-    row: &'r R,
+pub struct Columns<R> {
+    row: R,
     next: usize,
 }
 
-impl<'r, R: HotRow + ?Sized> Columns<'r, R> {
-    pub fn new(row: &'r R) -> Self {
+impl<'r, R: HotRow<'r>> Columns<R> {
+    pub fn new(row: R) -> Self {
         Self { row, next: 0 }
     }
 
@@ -474,12 +536,12 @@ impl<'r, R: HotRow + ?Sized> Columns<'r, R> {
 /// What a hot read decodes a row into, column by column in select-list order; `'r` is the
 /// row's borrow, for values that keep it.
 pub trait FromRow<'r>: Sized {
-    fn read<R: HotRow + ?Sized>(cols: &mut Columns<'r, R>) -> Result<Self, DecodeError>;
+    fn read<R: HotRow<'r>>(cols: &mut Columns<R>) -> Result<Self, DecodeError>;
 }
 
 /// A single-column row.
 impl<'r, T: HotValue<'r>> FromRow<'r> for T {
-    fn read<R: HotRow + ?Sized>(cols: &mut Columns<'r, R>) -> Result<Self, DecodeError> {
+    fn read<R: HotRow<'r>>(cols: &mut Columns<R>) -> Result<Self, DecodeError> {
         cols.read()
     }
 }
@@ -490,7 +552,102 @@ mod tests {
     use sea_orm::sqlx::postgres::PgRow;
     use sea_orm::sqlx::{self, Executor, PgPool, Row};
 
-    use super::{HotValue, postgres_timestamptz};
+    use super::{Columns, Db, DecodeError, FromRow, HotRow, HotValue, postgres_timestamptz};
+
+    /// A row of every kind of value the hot reads decode, for the inline readers' oracle.
+    #[derive(Debug, PartialEq)]
+    struct Mixed<'r> {
+        id: i64,
+        borrowed: &'r str,
+        owned: String,
+        parent: Option<i64>,
+        at: DateTime<Utc>,
+    }
+
+    impl<'r> FromRow<'r> for Mixed<'r> {
+        fn read<R: HotRow<'r>>(cols: &mut Columns<R>) -> Result<Self, DecodeError> {
+            Ok(Self {
+                id: cols.read()?,
+                borrowed: cols.read()?,
+                owned: cols.read()?,
+                parent: cols.read()?,
+                at: cols.read()?,
+            })
+        }
+    }
+
+    /// The oracle of the inline readers: a page of rows kept in one buffer
+    /// ([`super::InlineRows`]), and a single row read straight off the statement, decode to
+    /// what rusqlite's own `get` reads from the same rows (multi-byte, empty and quoted text,
+    /// NULL, timestamps in RFC 3339 and in SQLite's own form), and a page with no rows is empty.
+    #[tokio::test]
+    async fn inline_rows_decode_as_rusqlite_does() {
+        use sea_orm::ConnectionTrait;
+
+        let dir = std::env::temp_dir().join(format!("careers-hot-rows-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("rows.db");
+        let _ = std::fs::remove_file(&path);
+        let orm = sea_orm::Database::connect(format!("sqlite://{}?mode=rwc", path.display()))
+            .await
+            .unwrap();
+        orm.execute_unprepared(
+            "CREATE TABLE t (id INTEGER PRIMARY KEY, name TEXT NOT NULL, parent INTEGER, \
+             at TEXT NOT NULL); \
+             INSERT INTO t VALUES (1, 'Zoë ✓ 日本', NULL, '2026-11-26T14:16:49.857533525+00:00'), \
+             (2, '', 7, '2026-01-02T03:04:05+00:00'), \
+             (3, 'say \"hi\"\n', NULL, '2026-11-26 14:16:49')",
+        )
+        .await
+        .unwrap();
+        let db = Db::new(orm);
+        assert!(db.reads_inline());
+        const SQL: &str = "SELECT id, name, name, parent, at FROM t WHERE id >= $1 ORDER BY id";
+
+        type Values = (i64, String, String, Option<i64>, DateTime<Utc>);
+        let theirs: Vec<Values> = rusqlite::Connection::open(&path)
+            .unwrap()
+            .prepare(&SQL.replace("$1", "?1"))
+            .unwrap()
+            .query_map([1], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+            })
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(theirs.len(), 3);
+        let rows = db.fetch_rows(SQL, &[1]).await.unwrap();
+        let ours: Vec<Mixed> = rows.decode().unwrap();
+        let ours: Vec<_> = ours
+            .into_iter()
+            .map(|m| (m.id, m.borrowed.to_owned(), m.owned, m.parent, m.at))
+            .collect();
+        assert_eq!(ours, theirs);
+
+        // One row at a time, decoded straight off the statement (`fetch_optional`).
+        for (id, name, _, parent, at) in &theirs {
+            let one: Option<String> = db
+                .fetch_optional("SELECT name FROM t WHERE id = $1", &[*id])
+                .await
+                .unwrap();
+            assert_eq!(one.as_ref(), Some(name));
+            let one: Option<Option<i64>> = db
+                .fetch_optional("SELECT parent FROM t WHERE id = $1", &[*id])
+                .await
+                .unwrap();
+            assert_eq!(one, Some(*parent));
+            let one: Option<DateTime<Utc>> = db
+                .fetch_optional("SELECT at FROM t WHERE id = $1", &[*id])
+                .await
+                .unwrap();
+            assert_eq!(one, Some(*at));
+        }
+
+        let none = db.fetch_rows(SQL, &[4]).await.unwrap();
+        assert!(none.is_empty());
+        assert!(none.decode::<Mixed>().unwrap().is_empty());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     /// What `T` reads from a row, as text: the value's JSON, or the error's message.
     fn read<'r, T: HotValue<'r> + serde::Serialize>(row: &'r PgRow) -> String {

@@ -175,7 +175,7 @@ struct ApplicantRow<'r> {
 }
 
 impl<'r> FromRow<'r> for ApplicantRow<'r> {
-    fn read<R: HotRow + ?Sized>(cols: &mut Columns<'r, R>) -> Result<Self, DecodeError> {
+    fn read<R: HotRow<'r>>(cols: &mut Columns<R>) -> Result<Self, DecodeError> {
         Ok(Self {
             application: ApplicationAttrs {
                 id: cols.read()?,
@@ -196,9 +196,9 @@ impl<'r> FromRow<'r> for ApplicantRow<'r> {
 }
 
 /// A page of [`applications_to`]'s rows as the database returned them, with the total of the
-/// whole selection. The page's items borrow their text from it, so that a list answer copies
-/// each string once, from the row into the body: copying it into a `String` on the way cost the
-/// list about 4 % of its CPU (docs/PERFORMANCE.md, sessions 13 and 14).
+/// whole selection. The page's items borrow their text from it, so that no string of the page
+/// is copied into a `String` of its own on the way to the body (on a SQLite file the rows keep
+/// all their text in one buffer: `InlineRows` in `db/hot.rs`).
 pub struct ApplicantRows {
     rows: Rows,
     /// The total when there is no row to carry it: 0 on the first page, counted past the last.

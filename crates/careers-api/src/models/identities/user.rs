@@ -150,8 +150,8 @@ pub async fn find_session_user(db: &Db, id: i64) -> Result<Option<UserView>, Dat
     Ok(db.fetch_optional(SQL, &[id]).await?)
 }
 
-impl FromRow<'_> for UserView {
-    fn read<R: HotRow + ?Sized>(cols: &mut Columns<'_, R>) -> Result<Self, DecodeError> {
+impl<'r> FromRow<'r> for UserView {
+    fn read<R: HotRow<'r>>(cols: &mut Columns<R>) -> Result<Self, DecodeError> {
         Ok(Self {
             id: cols.read()?,
             country_id: cols.read()?,
