@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Instructions per request of one route, under callgrind (docs/PERFORMANCE.md, sessions 3 and 9).
+# Instructions per request of one route, under callgrind (docs/PERFORMANCE.md, "Method").
 #
 #   python3 crates/bench/run.py --reads-only --hold --pairs sqlite-memory   # keeps a seeded
 #                                                  # database; prints the held server's pid

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Profile-guided release builds of careers-api and the floor (docs/PERFORMANCE.md, session 6).
+# Profile-guided release builds of careers-api and the floor (DECISIONS 53).
 #
 #   crates/bench/pgo.sh                                    # builds target/pgo/release/*
 #   python3 crates/bench/run.py --target-dir target/pgo/release

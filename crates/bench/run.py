@@ -103,7 +103,8 @@ def cpu_seconds(pid):
 
 def cpu_model():
     """The host's processor as /proc/cpuinfo names it, with its family and model: the same
-    binaries' ratios differ from one host to another (docs/PERFORMANCE.md, sessions 12 and 13)."""
+    binaries' ratios differ from one host to another (docs/PERFORMANCE.md, "How much the host
+    moves the ratios")."""
     fields = {}
     with open("/proc/cpuinfo") as f:
         for line in f:
@@ -209,12 +210,13 @@ def measure_interleaved(runs, duration, slice_seconds):
     seconds in all, in slices of about `slice_seconds` taken in turn: round r runs the scenarios
     rotated by r, and in odd rounds in reverse, so each comes first, and before and after each
     other one, about equally often (whatever a slice leaves behind falls on all alike). The
-    host's speed drifts over seconds (session 11 saw a third within the hour), and scenarios
+    host's speed drifts over seconds (by a third within the hour, and by a quarter within
+    minutes, on the hosts of docs/PERFORMANCE.md), and scenarios
     measured 10 s apart drift apart with it; slices in turn put every scenario in the same
     stretch of time, so their ratios compare like with like. A scenario's req/s and CPU are its
     slices' sums over its measured time, p50 and p99 the medians of its slices' own, statuses and
-    errors summed. One slice per scenario is the sequential measurement of sessions 1-11 (with
-    its second of warm-up)."""
+    errors summed. One slice per scenario (`--slice 0`) measures each scenario once, in turn,
+    after a second of warm-up."""
     slices = slice_count(duration, slice_seconds)
     length = duration / slices
     warmup = 1.0 if slices == 1 else min(1.0, length / 4)

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use clap::Parser;
 
 /// mimalloc rather than the system allocator: fewer instructions per request, and no glibc
-/// fastbin consolidation on the list's many small allocations (docs/PERFORMANCE.md, session 6).
+/// fastbin consolidation on the list's many small allocations.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -208,7 +208,7 @@ backend_tests! {
 
     /// The employer's application page statement uses the `careers_job_applications_company_id`
     /// index on (company_id, id): it reads the company's applications in id order and stops after
-    /// the page, rather than collecting and sorting all of them (docs/PERFORMANCE.md, session 6).
+    /// the page, rather than collecting and sorting all of them (DECISIONS 52).
     /// Checked by the plan (`EXPLAIN QUERY PLAN` on SQLite, `EXPLAIN` on PostgreSQL): the page's
     /// scan names the index and no sort appears.
     async fn an_employers_application_page_walks_the_company_index(backend) {

@@ -1,6 +1,6 @@
 //! Each job application carries its job's company, so that an employer's applications are one
 //! index range in id order: a page reads its own rows, not every application of the company
-//! sorted (docs/PERFORMANCE.md, session 6; DECISIONS 52).
+//! sorted (DECISIONS 52).
 //!
 //! `(careers_job_id, company_id)` references `careers_jobs (id, company_id)`, so the copy cannot
 //! disagree with the job's company: an insert with another company fails, and a job moved to

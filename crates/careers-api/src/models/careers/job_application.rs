@@ -230,7 +230,7 @@ impl ApplicantRows {
 /// tables. The company is the application's own `company_id` (kept equal to its job's by a
 /// foreign key), so a page walks the `(company_id, id)` index in order and stops after its
 /// rows: no sub-query on the jobs, no sort of the company's every application
-/// (docs/PERFORMANCE.md, session 6). The company is `$1`; `filters` adds conditions on `a` with
+/// (DECISIONS 52). The company is `$1`; `filters` adds conditions on `a` with
 /// the next placeholders. The total of the whole selection rides along on every row from an
 /// uncorrelated sub-query, which the database computes once, so a page with rows needs no
 /// count statement (a `COUNT(*) OVER ()` window made SQLite materialise and sort the result,

@@ -61,7 +61,7 @@ impl OrgUserProfileForm {
 /// is over), `Some(None)` when they have no org profile, and `Some(Some(company_id))` for an
 /// employer. Every employer request runs it, and the handlers scope everything by the company
 /// id alone, so it reads that one value rather than the user's, the profile's and the company's
-/// rows (docs/PERFORMANCE.md, session 4). A user has at most one org profile (unique index),
+/// rows. A user has at most one org profile (unique index),
 /// and the profile's foreign key guarantees its company.
 pub async fn employer_company(db: &Db, user_id: i64) -> Result<Option<Option<i64>>, DataError> {
     const SQL: &str = "SELECT op.company_id FROM identities_users u \
