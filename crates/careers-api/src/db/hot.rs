@@ -549,7 +549,9 @@ impl<'r, T: HotValue<'r>> FromRow<'r> for T {
 #[cfg(test)]
 mod tests {
     use chrono::{DateTime, Utc};
+    use rusqlite::types::{Value, ValueRef};
     use sea_orm::sqlx::postgres::PgRow;
+    use sea_orm::sqlx::sqlite::SqliteRow;
     use sea_orm::sqlx::{self, Executor, PgPool, Row};
 
     use super::{Columns, Db, DecodeError, FromRow, HotRow, HotValue, postgres_timestamptz};
@@ -617,6 +619,7 @@ mod tests {
             .unwrap();
         assert_eq!(theirs.len(), 3);
         let rows = db.fetch_rows(SQL, &[1]).await.unwrap();
+        assert!(!rows.is_empty());
         let ours: Vec<Mixed> = rows.decode().unwrap();
         let ours: Vec<_> = ours
             .into_iter()
@@ -647,6 +650,53 @@ mod tests {
         assert!(none.is_empty());
         assert!(none.decode::<Mixed>().unwrap().is_empty());
         std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A raw value, to compare the kinds an inline page keeps with rusqlite's own.
+    impl<'r> HotValue<'r> for ValueRef<'r> {
+        fn inline(value: ValueRef<'r>) -> Result<Self, DecodeError> {
+            Ok(value)
+        }
+
+        fn sqlite(_: &'r SqliteRow, _: usize) -> Result<Self, DecodeError> {
+            Err("inline only".into())
+        }
+
+        fn postgres(_: &'r PgRow, _: usize) -> Result<Self, DecodeError> {
+            Err("inline only".into())
+        }
+    }
+
+    /// Every kind of SQLite value (real, blob, empty blob, NULL, integer, text) comes back out
+    /// of an inline page as the same `ValueRef` rusqlite reads off the statement, row by row.
+    #[test]
+    fn an_inline_page_keeps_every_kind_of_value() {
+        const SQL: &str = "SELECT 1.5, x'00ff', x'', NULL, 7, 'a' \
+                           UNION ALL SELECT -2.25, x'01', x'', NULL, -8, 'bé'";
+        let connection = rusqlite::Connection::open_in_memory().unwrap();
+        let mut statement = connection.prepare(SQL).unwrap();
+        let mut theirs: Vec<Vec<Value>> = Vec::new();
+        let mut rows = statement.query([]).unwrap();
+        while let Some(row) = rows.next().unwrap() {
+            theirs.push(
+                (0..6)
+                    .map(|i| Value::try_from(row.get_ref(i).unwrap()).unwrap())
+                    .collect(),
+            );
+        }
+        drop(rows);
+        let page = super::InlineRows::read(&mut statement.raw_query()).unwrap();
+        let ours: Vec<Vec<Value>> = page
+            .rows()
+            .map(|row| {
+                (0..6)
+                    .map(|i| Value::try_from(row.get::<ValueRef>(i).unwrap()).unwrap())
+                    .collect()
+            })
+            .collect();
+        assert_eq!(theirs.len(), 2);
+        assert_eq!(ours, theirs);
+        assert!(page.rows().next().unwrap().get::<ValueRef>(6).is_err());
     }
 
     /// What `T` reads from a row, as text: the value's JSON, or the error's message.
