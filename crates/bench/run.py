@@ -54,7 +54,7 @@ PG_URL = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
 REFERENCE_SRC = os.environ.get("REFERENCE_FLOOR_DIR",
                                os.path.join(os.path.dirname(ROOT), "shared", "reference-floor"))
-REFERENCE_BIN = os.path.join(ROOT, "target", "reference-floor", "release", "rust-floor")
+REFERENCE_BIN = os.path.join(ROOT, "target", "reference-floor", "release", "rust-floor")  # likewise
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
@@ -635,15 +635,18 @@ def main():
     parser.add_argument("--profile", default="release", choices=["release", "debug"],
                         help="debug builds quickly (CI smoke); figures are only meaningful in release")
     args = parser.parse_args()
-    global TARGET
+    global TARGET, REFERENCE_BIN
     TARGET = args.target_dir or os.path.join(ROOT, "target", args.profile)
+    # The reference floor in the same profile: its release build (fat LTO) is minutes of CI's
+    # time, and a debug build's figures mean nothing anyway.
+    REFERENCE_BIN = os.path.join(ROOT, "target", "reference-floor", args.profile, "rust-floor")
     if args.smoke:
         args.duration, args.repeat = 1.0, 1
     for tool in ("taskset", "psql", "redis-cli"):
         if shutil.which(tool) is None:
             raise SystemExit(f"{tool} is required")
+    profile = ["--release"] if args.profile == "release" else []
     if not args.no_build and not args.target_dir:
-        profile = ["--release"] if args.profile == "release" else []
         subprocess.run(["cargo", "build", *profile, "--quiet", "-p", "careers-api", "-p", "bench"],
                        cwd=ROOT, check=True)
     if any(p.startswith("sqlite") for p in args.pairs.split(",")) and (
@@ -652,7 +655,7 @@ def main():
         if not os.path.isdir(REFERENCE_SRC):
             raise SystemExit(f"the reference floor's sources are not at {REFERENCE_SRC} "
                              "(set REFERENCE_FLOOR_DIR)")
-        subprocess.run(["cargo", "build", "--release", "--quiet", "--locked", "--target-dir",
+        subprocess.run(["cargo", "build", *profile, "--quiet", "--locked", "--target-dir",
                         os.path.join(ROOT, "target", "reference-floor")], cwd=REFERENCE_SRC, check=True)
     all_results = {}
     with tempfile.TemporaryDirectory() as work:
