@@ -54,7 +54,7 @@ PG_URL = os.environ.get("TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432
 REDIS_URL = os.environ.get("TEST_REDIS_URL", "redis://127.0.0.1:6379")
 REFERENCE_SRC = os.environ.get("REFERENCE_FLOOR_DIR",
                                os.path.join(os.path.dirname(ROOT), "shared", "reference-floor"))
-REFERENCE_BIN = os.path.join(ROOT, "target", "reference-floor", "release", "rust-floor")  # likewise
+REFERENCE_BIN = os.path.join(ROOT, "target", "reference-floor", "release", "rust-floor")  # and it
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 

@@ -239,7 +239,7 @@ pub enum Rows {
 impl Rows {
     pub fn is_empty(&self) -> bool {
         match self {
-            Self::Inline(rows) => rows.cells.is_empty(),
+            Self::Inline(rows) => rows.rows().len() == 0,
             Self::Driver(rows) => rows.is_empty(),
         }
     }

@@ -173,7 +173,6 @@ fn stop(server: &mut Server) -> (std::process::ExitStatus, String) {
     (status, log)
 }
 
-/// Logs `ada@example.com` in through `url` and returns the cookies' credentials.
 /// `times` reads of `url` with `creds`, each answered 200.
 async fn read_ok(client: &reqwest::Client, url: &str, creds: &Creds, times: usize) {
     for _ in 0..times {
@@ -207,6 +206,7 @@ fn series_value(text: &str, series: &str) -> f64 {
         .unwrap_or_else(|| panic!("no series {series} in\n{text}"))
 }
 
+/// Logs `ada@example.com` in through `url` and returns the cookies' credentials.
 async fn log_in(client: &reqwest::Client, url: &str) -> Creds {
     let login = client
         .post(url)
