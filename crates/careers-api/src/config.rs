@@ -89,6 +89,9 @@ pub struct Config {
     /// instead of reading each on every request (DECISIONS 115). By default on with SQLite,
     /// where it pays, and off with PostgreSQL, where the database's read dominates.
     pub redis_session_cache: bool,
+    /// `RESPONSE_CACHE_MIB` (default 16; 0 turns it off): the memory for rendered answers kept
+    /// while the database does not change, on a SQLite file only (db/answers.rs, DECISIONS 118).
+    pub response_cache_bytes: u64,
     /// The token keys (CONTRACT §12): `JWT_SIGNING_KEYS` in order (the first signs), then
     /// `JWT_SIGNING_SECRET` as the key of tokens without `kid`; at least one.
     pub signing_keys: Vec<SigningKey>,
@@ -449,6 +452,18 @@ impl Config {
             }
         };
 
+        let response_cache_bytes = match get("RESPONSE_CACHE_MIB") {
+            None => 16 << 20,
+            Some(text) => match text.parse::<u64>() {
+                Ok(mib) if mib <= 65_536 => mib << 20,
+                _ => {
+                    return fail(format!(
+                        "RESPONSE_CACHE_MIB must be a whole number of MiB from 0 to 65536, got {text:?}"
+                    ));
+                }
+            },
+        };
+
         let metrics_addr = match get("METRICS_ADDR") {
             None => None,
             Some(text) => match text.parse::<SocketAddr>() {
@@ -483,6 +498,7 @@ impl Config {
             redis_url: redis_url.map(Redacted),
             redis_key_prefix: get("REDIS_KEY_PREFIX").unwrap_or_else(|| "careers:".into()),
             redis_session_cache,
+            response_cache_bytes,
             signing_keys,
             signing_secret_generated,
             cookie_domain,
@@ -709,6 +725,18 @@ mod tests {
         assert!(c.redis_url.is_none());
         assert!(c.signing_secret_generated);
         assert!(c.cors_allowed_origins.is_none());
+    }
+
+    #[test]
+    fn the_response_cache_takes_mib_and_zero_turns_it_off() {
+        assert_eq!(config(&[]).unwrap().response_cache_bytes, 16 << 20);
+        let got = |mib: &str| config(&[("RESPONSE_CACHE_MIB", mib)]);
+        assert_eq!(got("0").unwrap().response_cache_bytes, 0);
+        assert_eq!(got("64").unwrap().response_cache_bytes, 64 << 20);
+        for bad in ["-1", "1.5", "lots", "65537"] {
+            let err = got(bad).unwrap_err();
+            assert!(err.0.contains("RESPONSE_CACHE_MIB"), "{bad:?}: {err}");
+        }
     }
 
     #[test]

@@ -11,7 +11,9 @@
 //! `careers_mail_outbox_pending`, `careers_mail_delivery_failures_total`, and with the Redis
 //! session cache on, `careers_session_cache_lookups_total{result}`,
 //! `careers_session_cache_resets_total` and `careers_session_cache_ready` (read from the
-//! cache's own counters when scraped, so a request pays nothing for them).
+//! cache's own counters when scraped, so a request pays nothing for them), and with the
+//! response cache on (a SQLite file), `careers_response_cache_lookups_total{result}` (read
+//! from its counters in the same way).
 
 use std::net::SocketAddr;
 use std::sync::{Arc, OnceLock};
@@ -37,6 +39,7 @@ pub const MAIL_FAILURES: &str = "careers_mail_delivery_failures_total";
 pub const CACHE_LOOKUPS: &str = "careers_session_cache_lookups_total";
 pub const CACHE_RESETS: &str = "careers_session_cache_resets_total";
 pub const CACHE_READY: &str = "careers_session_cache_ready";
+pub const RESPONSE_CACHE_LOOKUPS: &str = "careers_response_cache_lookups_total";
 
 /// Request durations: 0.5 ms to 10 s.
 const BUCKETS: &[f64] = &[
@@ -63,12 +66,14 @@ pub fn enabled() -> bool {
     HANDLE.get().is_some()
 }
 
-/// Serves `GET /metrics` on `addr` until the process ends; the bound address. `sessions`: the
-/// engine whose store's session cache is read at each scrape.
+/// Serves `GET /metrics` on `addr` until the process ends; the bound address. The session
+/// cache of `sessions`' store and `response_cache` (its hits and misses, when it is on) are
+/// read at each scrape.
 pub async fn serve(
     addr: SocketAddr,
     handle: PrometheusHandle,
     sessions: Arc<SessionEngine>,
+    response_cache: impl Fn() -> Option<(u64, u64)> + Clone + Send + Sync + 'static,
 ) -> Result<SocketAddr, String> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
@@ -79,6 +84,7 @@ pub async fn serve(
         axum::routing::get(move || {
             let handle = handle.clone();
             record_session_cache(sessions.store().cache_stats());
+            record_response_cache(response_cache());
             async move {
                 (
                     [(
@@ -107,6 +113,15 @@ fn record_session_cache(stats: Option<CacheStats>) {
     ::metrics::counter!(CACHE_LOOKUPS, "result" => "miss").absolute(stats.misses);
     ::metrics::counter!(CACHE_RESETS).absolute(stats.resets);
     ::metrics::gauge!(CACHE_READY).set(if stats.ready { 1.0 } else { 0.0 });
+}
+
+/// The response cache's series, from its hits and misses (nothing without the cache).
+fn record_response_cache(hits_and_misses: Option<(u64, u64)>) {
+    let Some((hits, misses)) = hits_and_misses else {
+        return;
+    };
+    ::metrics::counter!(RESPONSE_CACHE_LOOKUPS, "result" => "hit").absolute(hits);
+    ::metrics::counter!(RESPONSE_CACHE_LOOKUPS, "result" => "miss").absolute(misses);
 }
 
 /// The HTTP series of a routed request: a `route_layer`, so it sees the route template.
@@ -142,12 +157,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_session_cache_series_are_its_counters() {
+    fn the_cache_series_are_their_counters() {
         let recorder = PrometheusBuilder::new().build_recorder();
         let handle = recorder.handle();
         ::metrics::with_local_recorder(&recorder, || {
             record_session_cache(None);
             assert!(!handle.render().contains("careers_session_cache"));
+            record_response_cache(None);
+            assert!(!handle.render().contains("careers_response_cache"));
+            record_response_cache(Some((9, 2)));
             for hits in [5, 7] {
                 record_session_cache(Some(CacheStats {
                     ready: hits == 7,
@@ -163,6 +181,8 @@ mod tests {
             r#"careers_session_cache_lookups_total{result="miss"} 3"#,
             "careers_session_cache_resets_total 1",
             "careers_session_cache_ready 1",
+            r#"careers_response_cache_lookups_total{result="hit"} 9"#,
+            r#"careers_response_cache_lookups_total{result="miss"} 2"#,
         ] {
             assert!(text.lines().any(|l| l == line), "{line} in\n{text}");
         }

@@ -92,7 +92,7 @@ impl AppState {
         .with_idle_timeout(&ADMIN, config.idle_timeouts.admin);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         Ok(Self {
-            db: db::Db::new(db),
+            db: db::Db::new(db).with_answer_cache(config.response_cache_bytes),
             sessions: Arc::new(engine),
             passwords: Passwords::new(cores),
             mail: Arc::new(mail),

@@ -9,6 +9,7 @@ use super::EmployerCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use crate::db::AnswerKey;
 use crate::error::ApiError;
 use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
@@ -23,7 +24,7 @@ use crate::models::org::user_profile::{
     self, OrgUserProfileForm, OrgUserProfileList, OrgUserProfileOne, OrgUserProfileView,
 };
 use crate::state::AppState;
-use crate::views::{Json, Meta, PageParams};
+use crate::views::{Json, JsonBytes, Meta, PageParams, json_bytes};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -249,21 +250,33 @@ async fn list_applications(
         per_page: params.per_page,
     };
     let (page, per_page) = page.resolve()?;
-    let rows = job_application::employer_applications(
-        &state.db,
-        ctx.company_id,
-        params.careers_job_id,
+    // Kept while the database does not change (db/answers.rs): the page, the same bytes again.
+    let key = AnswerKey::EmployerApplications {
+        company_id: ctx.company_id,
+        job_id: params.careers_job_id,
         page,
         per_page,
-    )
-    .await?;
-    // The items borrow their text from `rows`, so the answer is written here, while they live.
-    let (items, total) = rows.page()?;
-    Ok(Json(EmployerApplicationList {
-        careers_job_applications: items,
-        meta: Meta::new(page, per_page, total),
-    })
-    .into_response())
+    };
+    let body = state
+        .db
+        .answer(key, async || {
+            let rows = job_application::employer_applications(
+                &state.db,
+                ctx.company_id,
+                params.careers_job_id,
+                page,
+                per_page,
+            )
+            .await?;
+            // The items borrow their text from `rows`, so the answer is written while they live.
+            let (items, total) = rows.page()?;
+            json_bytes(&EmployerApplicationList {
+                careers_job_applications: items,
+                meta: Meta::new(page, per_page, total),
+            })
+        })
+        .await?;
+    Ok(JsonBytes(body).into_response())
 }
 
 #[utoipa::path(

@@ -21,9 +21,11 @@
 
 use std::ops::{Deref, Range};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use rusqlite::config::DbConfig;
 use rusqlite::types::{FromSql, ValueRef};
@@ -35,6 +37,8 @@ use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type, ValueRef as _};
 use sea_orm::{
     ConnectionTrait, DatabaseConnection, DbBackend, DbErr, QueryResult, RuntimeErr, Statement,
 };
+
+use super::answers::{AnswerKey, AnswerStats, Answers};
 
 type Observer = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -65,6 +69,8 @@ fn inline_failed(error: DecodeError) -> DbErr {
 pub struct Db {
     orm: DatabaseConnection,
     readers: Option<Arc<Readers>>,
+    /// Kept answers ([`Db::answer`]): only with `readers`, whose generation keeps them current.
+    answers: Option<Arc<Answers>>,
     observer: Option<Observer>,
 }
 
@@ -87,8 +93,44 @@ impl Db {
         Self {
             orm,
             readers,
+            answers: None,
             observer: None,
         }
+    }
+
+    /// Keeps up to `bytes` of rendered answers ([`Db::answer`]) where the hot reads run inline
+    /// (a SQLite file); elsewhere, or with 0 bytes, every answer is rendered.
+    pub fn with_answer_cache(mut self, bytes: u64) -> Self {
+        self.answers = (self.readers.is_some() && bytes > 0).then(|| Arc::new(Answers::new(bytes)));
+        self
+    }
+
+    /// How the kept answers were used, when they are kept.
+    pub fn answer_stats(&self) -> Option<AnswerStats> {
+        self.answers.as_ref().map(|answers| answers.stats())
+    }
+
+    /// The answer of `key`: the bytes `render` gave earlier if the database has not changed
+    /// since they were read, else `render`'s, kept for the next request (db/answers.rs). A
+    /// failed render is not kept. `render` must give the same bytes for the same `key` and
+    /// the same data.
+    pub async fn answer<E: From<DbErr>>(
+        &self,
+        key: AnswerKey,
+        render: impl AsyncFnOnce() -> Result<Bytes, E>,
+    ) -> Result<Bytes, E> {
+        let (Some(answers), Some(readers)) = (&self.answers, &self.readers) else {
+            return render().await;
+        };
+        self.observe("PRAGMA data_version");
+        // Taken before `render` reads, so that what it reads is at least this current.
+        let generation = readers.generation()?;
+        if let Some(body) = answers.get(&key, generation) {
+            return Ok(body);
+        }
+        let body = render().await?;
+        answers.keep(key, generation, body.clone());
+        Ok(body)
     }
 
     /// Whether the hot reads run inline on rusqlite.
@@ -165,7 +207,15 @@ impl Db {
 /// statements.
 pub struct Readers {
     path: PathBuf,
-    idle: Mutex<Vec<Connection>>,
+    idle: Mutex<Vec<Reader>>,
+    /// The database's generation as this process sees it ([`Readers::generation`]).
+    generation: AtomicU64,
+}
+
+/// A connection of [`Readers`], with the `data_version` it read last.
+struct Reader {
+    connection: Connection,
+    data_version: Option<i64>,
 }
 
 /// Idle connections kept beyond this many are closed.
@@ -176,6 +226,7 @@ impl Readers {
         Self {
             path,
             idle: Mutex::new(Vec::new()),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -194,6 +245,27 @@ impl Readers {
         Ok(connection)
     }
 
+    /// Runs `work` on an idle connection (a new one when none is idle), then puts it back.
+    fn with_reader<T>(
+        &self,
+        work: impl FnOnce(&mut Reader) -> Result<T, DecodeError>,
+    ) -> Result<T, DbErr> {
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let mut reader = match idle {
+            Some(reader) => reader,
+            None => Reader {
+                connection: self.open().map_err(|e| inline_failed(e.into()))?,
+                data_version: None,
+            },
+        };
+        let result = work(&mut reader).map_err(inline_failed);
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < MAX_IDLE_READERS {
+            idle.push(reader);
+        }
+        result
+    }
+
     /// Runs `sql` with `binds` and hands its rows to `take`, on this thread.
     fn read<T>(
         &self,
@@ -201,13 +273,8 @@ impl Readers {
         binds: &[i64],
         take: impl FnOnce(&mut rusqlite::Rows<'_>) -> Result<T, DecodeError>,
     ) -> Result<T, DbErr> {
-        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
-        let connection = match idle {
-            Some(connection) => connection,
-            None => self.open().map_err(|e| inline_failed(e.into()))?,
-        };
-        let result = (|| {
-            let mut statement = connection.prepare_cached(sql)?;
+        self.with_reader(|reader| {
+            let mut statement = reader.connection.prepare_cached(sql)?;
             // `$n` is a named parameter to SQLite, numbered by first appearance: bound by name.
             const NAMES: [&str; 8] = ["$1", "$2", "$3", "$4", "$5", "$6", "$7", "$8"];
             if binds.len() > NAMES.len() {
@@ -220,13 +287,31 @@ impl Readers {
             }
             let mut rows = statement.raw_query();
             take(&mut rows)
-        })()
-        .map_err(inline_failed);
-        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
-        if idle.len() < MAX_IDLE_READERS {
-            idle.push(connection);
-        }
-        result
+        })
+    }
+
+    /// A number that has changed since any earlier call answered it if the database has
+    /// changed since then, whoever changed it: this process's writers, another process on the
+    /// same file. Nothing that could change what a read answers goes unseen.
+    ///
+    /// Each connection asks SQLite whether another connection has committed since it last
+    /// asked (`PRAGMA data_version`; the readers never write). When one has, or when the
+    /// connection never asked, the generation moves on. A commit after a call is seen by the
+    /// first later call on any connection, as every connection that had asked before the
+    /// commit finds its `data_version` changed, and one that had not moves the generation
+    /// when it first asks. So an answer read after the generation was taken, and kept with
+    /// it, is current for as long as the generation stays.
+    pub(super) fn generation(&self) -> Result<u64, DbErr> {
+        self.with_reader(|reader| {
+            let version: i64 = reader
+                .connection
+                .prepare_cached("PRAGMA data_version")?
+                .query_row([], |row| row.get(0))?;
+            if reader.data_version.replace(version) != Some(version) {
+                self.generation.fetch_add(1, Ordering::AcqRel);
+            }
+            Ok(self.generation.load(Ordering::Acquire))
+        })
     }
 }
 
@@ -554,6 +639,8 @@ mod tests {
     use sea_orm::sqlx::sqlite::SqliteRow;
     use sea_orm::sqlx::{self, Executor, PgPool, Row};
 
+    use sea_orm::DbErr;
+
     use super::{Columns, Db, DecodeError, FromRow, HotRow, HotValue, postgres_timestamptz};
 
     /// A row of every kind of value the hot reads decode, for the inline readers' oracle.
@@ -799,6 +886,181 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(postgres_timestamptz(&row, 0), None, "{value}");
+        }
+    }
+
+    /// A kept answer is used while nothing was written, and never after a commit: one through
+    /// the service's own writers, one by another connection to the file (another process), one
+    /// seen first by a reader that had not asked before, and one after every reader had asked.
+    #[tokio::test]
+    async fn a_kept_answer_lasts_until_the_first_commit_whoever_makes_it() {
+        use std::cell::Cell;
+
+        use sea_orm::ConnectionTrait;
+
+        use crate::db::AnswerKey;
+
+        let dir = std::env::temp_dir().join(format!("careers-answers-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("answers.db");
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        let orm = crate::db::connect(&format!("sqlite://{}", path.display()), None)
+            .await
+            .unwrap();
+        orm.execute_unprepared("CREATE TABLE t (n INTEGER NOT NULL); INSERT INTO t VALUES (1)")
+            .await
+            .unwrap();
+        let db = Db::new(orm).with_answer_cache(1 << 20);
+        let key = AnswerKey::EmployerApplications {
+            company_id: 1,
+            job_id: None,
+            page: 1,
+            per_page: 25,
+        };
+        let renders = Cell::new(0);
+        // The answer: the table's sum, read by the render, and whether it was rendered.
+        let answer = async || -> (String, bool) {
+            let before = renders.get();
+            let body = db
+                .answer(key.clone(), async || -> Result<bytes::Bytes, DbErr> {
+                    renders.set(renders.get() + 1);
+                    let sum: i64 = db
+                        .fetch_optional("SELECT SUM(n) FROM t", &[])
+                        .await?
+                        .unwrap();
+                    Ok(sum.to_string().into())
+                })
+                .await
+                .unwrap();
+            (
+                String::from_utf8(body.to_vec()).unwrap(),
+                renders.get() > before,
+            )
+        };
+        assert_eq!(answer().await, ("1".into(), true));
+        assert_eq!(answer().await, ("1".into(), false), "nothing was written");
+
+        db.execute_unprepared("INSERT INTO t VALUES (2)")
+            .await
+            .unwrap();
+        assert_eq!(
+            answer().await,
+            ("3".into(), true),
+            "the service's own write"
+        );
+        assert_eq!(answer().await, ("3".into(), false));
+
+        let other = rusqlite::Connection::open(&path).unwrap();
+        other.execute("INSERT INTO t VALUES (4)", []).unwrap();
+        assert_eq!(
+            answer().await,
+            ("7".into(), true),
+            "another connection's write"
+        );
+
+        // A second reader, opened while the first is busy: its first question moves the
+        // generation (it cannot know what it missed), so the kept answer is read again.
+        let readers = db.readers.as_ref().unwrap();
+        let busy = readers.with_reader(|_| Ok(answer_now(&db, &key, &renders)));
+        assert_eq!(
+            busy.unwrap(),
+            ("7".into(), true),
+            "a reader's first question"
+        );
+        assert_eq!(answer().await, ("7".into(), false));
+
+        // Both readers have asked; a commit; each reader's first question after it moves the
+        // generation on (a conservative second render: neither knows what the other saw).
+        other.execute("INSERT INTO t VALUES (8)", []).unwrap();
+        let busy = readers.with_reader(|_| Ok(answer_now(&db, &key, &renders)));
+        assert_eq!(
+            busy.unwrap(),
+            ("15".into(), true),
+            "the second reader saw the commit"
+        );
+        assert_eq!(
+            answer().await,
+            ("15".into(), true),
+            "the first reader saw it too"
+        );
+        assert_eq!(answer().await, ("15".into(), false));
+        other.execute("INSERT INTO t VALUES (16)", []).unwrap();
+        assert_eq!(answer().await, ("31".into(), true));
+
+        // A failed render is not kept.
+        let page_2 = AnswerKey::EmployerApplications {
+            company_id: 1,
+            job_id: None,
+            page: 2,
+            per_page: 25,
+        };
+        let failed = db
+            .answer(page_2.clone(), async || -> Result<bytes::Bytes, DbErr> {
+                Err(DbErr::Custom("render failed".into()))
+            })
+            .await;
+        assert!(failed.is_err());
+        let again = db
+            .answer(page_2, async || -> Result<bytes::Bytes, DbErr> {
+                Ok("2".into())
+            })
+            .await;
+        assert_eq!(again.unwrap(), "2");
+        assert_eq!(answer().await, ("31".into(), false));
+        let stats = db.answer_stats().unwrap();
+        assert_eq!((stats.hits, stats.misses), (5, 9));
+
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// [`Db::answer`] with the sum render, polled on this thread (the test's readers are busy).
+    fn answer_now(
+        db: &Db,
+        key: &crate::db::AnswerKey,
+        renders: &std::cell::Cell<u32>,
+    ) -> (String, bool) {
+        let before = renders.get();
+        let body = futures::executor::block_on(db.answer(
+            key.clone(),
+            async || -> Result<bytes::Bytes, DbErr> {
+                renders.set(renders.get() + 1);
+                let sum: i64 = db
+                    .fetch_optional("SELECT SUM(n) FROM t", &[])
+                    .await?
+                    .unwrap();
+                Ok(sum.to_string().into())
+            },
+        ))
+        .unwrap();
+        (
+            String::from_utf8(body.to_vec()).unwrap(),
+            renders.get() > before,
+        )
+    }
+
+    /// Without a file (SQLite in memory) or with 0 bytes nothing is kept: every answer is rendered.
+    #[tokio::test]
+    async fn answers_are_rendered_every_time_where_none_are_kept() {
+        let memory = sea_orm::Database::connect("sqlite::memory:").await.unwrap();
+        let db = Db::new(memory).with_answer_cache(1 << 20);
+        assert!(db.answer_stats().is_none());
+        let key = crate::db::AnswerKey::EmployerApplications {
+            company_id: 1,
+            job_id: None,
+            page: 1,
+            per_page: 25,
+        };
+        for _ in 0..2 {
+            let mut rendered = false;
+            db.answer(key.clone(), async || -> Result<bytes::Bytes, DbErr> {
+                rendered = true;
+                Ok("x".into())
+            })
+            .await
+            .unwrap();
+            assert!(rendered);
         }
     }
 }

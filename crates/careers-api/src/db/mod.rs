@@ -1,5 +1,6 @@
 //! One data layer for SQLite (embedded default) and PostgreSQL.
 
+mod answers;
 mod error;
 mod hot;
 pub mod migrations;
@@ -11,6 +12,7 @@ use sea_orm::{
 };
 use sea_orm_migration::MigratorTrait;
 
+pub use answers::{AnswerKey, AnswerStats};
 pub use error::{DataError, unique_violation};
 pub use hot::{Columns, Db, DecodeError, FromRow, HotRow, Rows};
 pub use migrations::Migrator;

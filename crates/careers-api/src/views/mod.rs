@@ -1,7 +1,7 @@
 //! Response shapes. Each follows one model and nests associations under their names; none is
 //! an entity, so columns such as `password_digest` can never leak.
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
 use chrono::{DateTime, SecondsFormat};
@@ -16,29 +16,38 @@ pub struct Json<T>(pub T);
 
 impl<T: Serialize> IntoResponse for Json<T> {
     fn into_response(self) -> Response {
-        let mut body = Vec::with_capacity(1024);
-        let written = serde_json::to_writer(&mut body, &self.0);
-        answer(body, written)
+        match json_bytes(&self.0) {
+            Ok(body) => JsonBytes(body).into_response(),
+            Err(error) => error.into_response(),
+        }
     }
 }
 
-/// The answer of a JSON `body` that `written` says was written whole.
-fn answer(body: Vec<u8>, written: Result<(), impl std::fmt::Display>) -> Response {
-    match written {
-        Ok(()) => {
-            let mut response = Response::new(Body::from(body));
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            response
-        }
+/// `value` written as [`Json`] answers it, for an answer that is kept ([`crate::db::Db::answer`]).
+pub fn json_bytes(value: &impl Serialize) -> Result<Bytes, ApiError> {
+    let mut body = Vec::with_capacity(1024);
+    match serde_json::to_writer(&mut body, value) {
+        Ok(()) => Ok(Bytes::from(body)),
         // A view that cannot be written (none of ours can: no map has non-string keys) is
         // the server's fault; the contract's 500, whose own body always serialises.
         Err(error) => {
             tracing::error!(%error, "a response body could not be serialised");
-            ApiError::Internal.into_response()
+            Err(ApiError::Internal)
         }
+    }
+}
+
+/// A JSON response of bytes already written ([`json_bytes`]).
+pub struct JsonBytes(pub Bytes);
+
+impl IntoResponse for JsonBytes {
+    fn into_response(self) -> Response {
+        let mut response = Response::new(Body::from(self.0));
+        response.headers_mut().insert(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        );
+        response
     }
 }
 
@@ -140,10 +149,15 @@ pub(crate) mod tests {
         assert_eq!(ours, theirs);
     }
 
-    /// What `axum::Json` answers, whose place it takes.
+    /// What `axum::Json` answers, whose place it takes: written at once, or kept as bytes.
     async fn answers_as_axum_json<T: serde::Serialize>(value: T) {
         same_answer(
             super::Json(&value).into_response(),
+            axum::Json(&value).into_response(),
+        )
+        .await;
+        same_answer(
+            super::JsonBytes(super::json_bytes(&value).unwrap()).into_response(),
             axum::Json(&value).into_response(),
         )
         .await;

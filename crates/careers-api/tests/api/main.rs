@@ -24,6 +24,7 @@ mod performance_guards;
 mod process;
 mod properties;
 mod requests;
+mod response_cache;
 mod session_lifecycle;
 mod session_management;
 mod shapes;

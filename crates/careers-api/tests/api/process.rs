@@ -757,6 +757,11 @@ async fn metrics_audit_events_and_api_docs() {
         1.0
     );
     assert!(text.contains("careers_mail_outbox_pending"), "{text}");
+    // On the SQLite file the response cache is on, and read at the scrape (no list was asked).
+    assert_eq!(
+        value(r#"careers_response_cache_lookups_total{result="miss"}"#),
+        0.0
+    );
 
     let (_, log) = stop(&mut server);
     let audit: Vec<Value> = log
