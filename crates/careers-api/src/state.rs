@@ -19,8 +19,20 @@ use crate::mail::{MailSettings, Mailer};
 use crate::mfa::SecretBox;
 use crate::password::Passwords;
 
+/// The handlers' state: one shared [`Shared`], so that the clone axum makes for each request
+/// and extractor is one reference count, not one per part.
 #[derive(Clone)]
-pub struct AppState {
+pub struct AppState(Arc<Shared>);
+
+impl std::ops::Deref for AppState {
+    type Target = Shared;
+
+    fn deref(&self) -> &Shared {
+        &self.0
+    }
+}
+
+pub struct Shared {
     pub db: db::Db,
     pub sessions: Arc<SessionEngine>,
     pub passwords: Arc<Passwords>,
@@ -91,14 +103,24 @@ impl AppState {
         .with_idle_timeout(&USER, config.idle_timeouts.user)
         .with_idle_timeout(&ADMIN, config.idle_timeouts.admin);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-        Ok(Self {
+        Ok(Self(Arc::new(Shared {
             db: db::Db::new(db).with_answer_cache(config.response_cache_bytes),
             sessions: Arc::new(engine),
             passwords: Passwords::new(cores),
             mail: Arc::new(mail),
             secrets: Arc::new(SecretBox::new(&config.mfa.keys)),
             config: Arc::new(config),
-        })
+        })))
+    }
+
+    /// Calls `observer` with the SQL of every statement the service runs ([`db::Db::observe_statements`]);
+    /// before the state is shared (the tests' statement counts).
+    #[cfg(any(test, feature = "test-support"))]
+    pub fn observe_statements(&mut self, observer: impl Fn(&str) + Send + Sync + 'static) {
+        Arc::get_mut(&mut self.0)
+            .expect("statements are observed before the state is shared")
+            .db
+            .observe_statements(observer);
     }
 }
 

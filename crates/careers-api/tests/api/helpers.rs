@@ -161,7 +161,7 @@ impl TestApp {
         let statements = Arc::new(AtomicU64::new(0));
         let sql = Arc::new(std::sync::Mutex::new(Vec::new()));
         let (counter, log) = (statements.clone(), sql.clone());
-        state.db.observe_statements(move |sql| {
+        state.observe_statements(move |sql| {
             counter.fetch_add(1, Ordering::SeqCst);
             log.lock().unwrap().push(sql.to_owned());
         });
