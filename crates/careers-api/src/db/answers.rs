@@ -64,7 +64,10 @@ pub struct AnswerStats {
 
 impl Answers {
     pub fn new(bytes: u64) -> Self {
-        // quick_cache sizes its table from this estimate: answers of about 8 KiB.
+        // quick_cache sizes its table from this estimate (answers of about 8 KiB) and splits the
+        // bytes among its shards (at least 32 answers' worth each): an answer larger than one
+        // shard's share, such as a 100-item page of long cover letters with a small
+        // `RESPONSE_CACHE_MIB` on many cores, is rendered every time and never kept.
         let estimated = usize::try_from(bytes / 8192).unwrap_or(usize::MAX).max(16);
         Self {
             cache: Cache::with_weighter(estimated, bytes, ByLength),

@@ -218,7 +218,9 @@ struct Reader {
     data_version: Option<i64>,
 }
 
-/// Idle connections kept beyond this many are closed.
+/// Idle connections kept beyond this many are closed. A reader opened later asks its first
+/// `data_version` afresh, which moves the generation ([`Readers::generation`]): a host whose
+/// runtime has more than this many threads would empty the response cache often.
 const MAX_IDLE_READERS: usize = 16;
 
 impl Readers {
@@ -290,9 +292,8 @@ impl Readers {
         })
     }
 
-    /// A number that has changed since any earlier call answered it if the database has
-    /// changed since then, whoever changed it: this process's writers, another process on the
-    /// same file. Nothing that could change what a read answers goes unseen.
+    /// A number that differs from every earlier answer if any connection has committed to the
+    /// file since that answer: this process's writers or another process on the same file.
     ///
     /// Each connection asks SQLite whether another connection has committed since it last
     /// asked (`PRAGMA data_version`; the readers never write). When one has, or when the
@@ -960,6 +961,44 @@ mod tests {
         other.execute("INSERT INTO t VALUES (16)", []).unwrap();
         assert_eq!(answer(), ("31".into(), true));
 
+        // A commit while a page is rendered: the page read before it is kept under the
+        // generation taken before the render, so the next request reads again.
+        let during = db
+            .answer(key.clone(), async || -> Result<bytes::Bytes, DbErr> {
+                unreachable!("kept: nothing was committed")
+            })
+            .await
+            .unwrap();
+        assert_eq!(during, "31");
+        let page_3 = AnswerKey::EmployerApplications {
+            company_id: 1,
+            job_id: None,
+            page: 3,
+            per_page: 25,
+        };
+        let rendered = db
+            .answer(page_3.clone(), async || -> Result<bytes::Bytes, DbErr> {
+                let sum: i64 = db
+                    .fetch_optional("SELECT SUM(n) FROM t", &[])
+                    .await?
+                    .unwrap();
+                other.execute("INSERT INTO t VALUES (32)", []).unwrap();
+                Ok(sum.to_string().into())
+            })
+            .await
+            .unwrap();
+        assert_eq!(rendered, "31", "read before the commit");
+        let next = db
+            .answer(page_3, async || -> Result<bytes::Bytes, DbErr> {
+                Ok("63".into())
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            next, "63",
+            "the commit during the render is seen by the next request"
+        );
+
         // A failed render is not kept.
         let page_2 = AnswerKey::EmployerApplications {
             company_id: 1,
@@ -979,9 +1018,9 @@ mod tests {
             })
             .await;
         assert_eq!(again.unwrap(), "2");
-        assert_eq!(answer(), ("31".into(), false));
+        assert_eq!(answer(), ("63".into(), true));
         let stats = db.answer_stats().unwrap();
-        assert_eq!((stats.hits, stats.misses), (5, 9));
+        assert_eq!((stats.hits, stats.misses), (5, 12));
 
         let _ = std::fs::remove_dir_all(&dir);
     }
@@ -1012,7 +1051,8 @@ mod tests {
         )
     }
 
-    /// Without a file (SQLite in memory) or with 0 bytes nothing is kept: every answer is rendered.
+    /// Without a file (SQLite in memory) nothing is kept: every answer is rendered (with 0
+    /// bytes on a file: `response_cache::with_no_memory_for_it_every_list_is_read`).
     #[tokio::test]
     async fn answers_are_rendered_every_time_where_none_are_kept() {
         let memory = sea_orm::Database::connect("sqlite::memory:").await.unwrap();

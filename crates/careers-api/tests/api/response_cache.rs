@@ -89,12 +89,13 @@ backend_tests! {
 }
 
 /// The list a second time, nothing written between: on the SQLite file it is the same bytes,
-/// and what runs is the area's check and the database's version, not the page's statement.
+/// and what runs is the area's check and the database's version, not the page's statement;
+/// after a write, the page's statement runs again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_list_costs_the_area_check_and_the_version_only() {
     let app = TestApp::spawn(Backend::SqliteMemory).await;
     let acme = company(&app, "Acme").await;
-    let (_, boss) = employer(&app, "boss@acme.example", acme).await;
+    let (boss_id, boss) = employer(&app, "boss@acme.example", acme).await;
     let job_id = job(&app, acme, "Rust engineer", true).await;
     let (_, profile) = silent_candidate(&app, "c0@example.com").await;
     application(&app, job_id, profile).await;
@@ -114,8 +115,16 @@ async fn a_kept_list_costs_the_area_check_and_the_version_only() {
         !ran[0].contains("careers_job_applications"),
         "the area check: {ran:?}"
     );
+    // After a write the page is read again: the area check, the version, the page.
+    rename_user(&app, boss_id, "Bo", "Renamed").await;
+    let before = app.sql_statements().len();
+    ok(get(&app, &boss, LIST).await).await;
+    let ran = app.sql_statements()[before..].to_vec();
+    assert_eq!(ran.len(), 3, "{ran:?}");
+    assert_eq!(ran[1], "PRAGMA data_version", "{ran:?}");
+    assert!(ran[2].contains("FROM careers_job_applications"), "{ran:?}");
     let stats = app.state.db.answer_stats().expect("kept on a SQLite file");
-    assert_eq!((stats.hits, stats.misses), (1, 1));
+    assert_eq!((stats.hits, stats.misses), (1, 2));
 }
 
 /// `RESPONSE_CACHE_MIB=0` keeps nothing: every list runs its page statement.
