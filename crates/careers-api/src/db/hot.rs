@@ -899,8 +899,6 @@ mod tests {
 
         use sea_orm::ConnectionTrait;
 
-        use crate::db::AnswerKey;
-
         let dir = std::env::temp_dir().join(format!("careers-answers-{}", std::process::id()));
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join("answers.db");
@@ -914,12 +912,7 @@ mod tests {
             .await
             .unwrap();
         let db = Db::new(orm).with_answer_cache(1 << 20);
-        let key = AnswerKey::EmployerApplications {
-            company_id: 1,
-            job_id: None,
-            page: 1,
-            per_page: 25,
-        };
+        let key = applications_page(1);
         let renders = Cell::new(0);
         // The answer: the table's sum, read by the render, and whether it was rendered.
         let answer = || answer_now(&db, &key, &renders);
@@ -970,12 +963,7 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(during, "31");
-        let page_3 = AnswerKey::EmployerApplications {
-            company_id: 1,
-            job_id: None,
-            page: 3,
-            per_page: 25,
-        };
+        let page_3 = applications_page(3);
         let rendered = db
             .answer(page_3.clone(), async || -> Result<bytes::Bytes, DbErr> {
                 let sum: i64 = db
@@ -1000,12 +988,7 @@ mod tests {
         );
 
         // A failed render is not kept.
-        let page_2 = AnswerKey::EmployerApplications {
-            company_id: 1,
-            job_id: None,
-            page: 2,
-            per_page: 25,
-        };
+        let page_2 = applications_page(2);
         let failed = db
             .answer(page_2.clone(), async || -> Result<bytes::Bytes, DbErr> {
                 Err(DbErr::Custom("render failed".into()))
@@ -1023,6 +1006,16 @@ mod tests {
         assert_eq!((stats.hits, stats.misses), (5, 12));
 
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    /// The key of company 1's application page `page`, 25 a page.
+    fn applications_page(page: u64) -> crate::db::AnswerKey {
+        crate::db::AnswerKey::EmployerApplications {
+            company_id: 1,
+            job_id: None,
+            page,
+            per_page: 25,
+        }
     }
 
     /// [`Db::answer`] with the sum render, polled on this thread (inline reads never wait, so this
@@ -1058,12 +1051,7 @@ mod tests {
         let memory = sea_orm::Database::connect("sqlite::memory:").await.unwrap();
         let db = Db::new(memory).with_answer_cache(1 << 20);
         assert!(db.answer_stats().is_none());
-        let key = crate::db::AnswerKey::EmployerApplications {
-            company_id: 1,
-            job_id: None,
-            page: 1,
-            per_page: 25,
-        };
+        let key = applications_page(1);
         for _ in 0..2 {
             let mut rendered = false;
             db.answer(key.clone(), async || -> Result<bytes::Bytes, DbErr> {
