@@ -452,17 +452,7 @@ impl Config {
             }
         };
 
-        let response_cache_bytes = match get("RESPONSE_CACHE_MIB") {
-            None => 16 << 20,
-            Some(text) => match text.parse::<u64>() {
-                Ok(mib) if mib <= 65_536 => mib << 20,
-                _ => {
-                    return fail(format!(
-                        "RESPONSE_CACHE_MIB must be a whole number of MiB from 0 to 65536, got {text:?}"
-                    ));
-                }
-            },
-        };
+        let response_cache_bytes = whole(&get, "RESPONSE_CACHE_MIB", 16, 0..=65_536)? << 20;
 
         let metrics_addr = match get("METRICS_ADDR") {
             None => None,
@@ -522,12 +512,28 @@ fn positive(
     name: &str,
     default: u64,
 ) -> Result<u64, ConfigError> {
+    whole(get, name, default, 1..=u64::MAX)
+}
+
+/// A whole number in `range` from `name`, or `default` when unset.
+fn whole(
+    get: &impl Fn(&str) -> Option<String>,
+    name: &str,
+    default: u64,
+    range: std::ops::RangeInclusive<u64>,
+) -> Result<u64, ConfigError> {
     match get(name) {
         None => Ok(default),
         Some(text) => match text.parse::<u64>() {
-            Ok(n) if n >= 1 => Ok(n),
+            Ok(n) if range.contains(&n) => Ok(n),
+            _ if *range.end() == u64::MAX => fail(format!(
+                "{name} must be a whole number of at least {}, got {text:?}",
+                range.start()
+            )),
             _ => fail(format!(
-                "{name} must be a whole number of at least 1, got {text:?}"
+                "{name} must be a whole number from {} to {}, got {text:?}",
+                range.start(),
+                range.end()
             )),
         },
     }

@@ -36,10 +36,10 @@ pub struct Shared {
     pub db: db::Db,
     pub sessions: Arc<SessionEngine>,
     pub passwords: Arc<Passwords>,
-    pub mail: Arc<Mailer>,
+    pub mail: Mailer,
     /// Seals and opens the admins' TOTP secrets.
-    pub secrets: Arc<SecretBox>,
-    pub config: Arc<Config>,
+    pub secrets: SecretBox,
+    pub config: Config,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -107,9 +107,9 @@ impl AppState {
             db: db::Db::new(db).with_answer_cache(config.response_cache_bytes),
             sessions: Arc::new(engine),
             passwords: Passwords::new(cores),
-            mail: Arc::new(mail),
-            secrets: Arc::new(SecretBox::new(&config.mfa.keys)),
-            config: Arc::new(config),
+            mail,
+            secrets: SecretBox::new(&config.mfa.keys),
+            config,
         })))
     }
 
