@@ -39,6 +39,7 @@ pub const MAIL_FAILURES: &str = "careers_mail_delivery_failures_total";
 pub const CACHE_LOOKUPS: &str = "careers_session_cache_lookups_total";
 pub const CACHE_RESETS: &str = "careers_session_cache_resets_total";
 pub const CACHE_READY: &str = "careers_session_cache_ready";
+pub const CACHE_CONFIRMATIONS: &str = "careers_session_cache_confirmations_total";
 pub const RESPONSE_CACHE_LOOKUPS: &str = "careers_response_cache_lookups_total";
 
 /// Request durations: 0.5 ms to 10 s.
@@ -112,6 +113,7 @@ fn record_session_cache(stats: Option<CacheStats>) {
     ::metrics::counter!(CACHE_LOOKUPS, "result" => "hit").absolute(stats.hits);
     ::metrics::counter!(CACHE_LOOKUPS, "result" => "miss").absolute(stats.misses);
     ::metrics::counter!(CACHE_RESETS).absolute(stats.resets);
+    ::metrics::counter!(CACHE_CONFIRMATIONS).absolute(stats.confirmations);
     ::metrics::gauge!(CACHE_READY).set(if stats.ready { 1.0 } else { 0.0 });
 }
 
@@ -172,6 +174,7 @@ mod tests {
                     hits,
                     misses: 3,
                     resets: 1,
+                    confirmations: hits - 1,
                 }));
             }
         });
@@ -180,6 +183,7 @@ mod tests {
             r#"careers_session_cache_lookups_total{result="hit"} 7"#,
             r#"careers_session_cache_lookups_total{result="miss"} 3"#,
             "careers_session_cache_resets_total 1",
+            "careers_session_cache_confirmations_total 6",
             "careers_session_cache_ready 1",
             r#"careers_response_cache_lookups_total{result="hit"} 9"#,
             r#"careers_response_cache_lookups_total{result="miss"} 2"#,

@@ -1722,3 +1722,91 @@ store_tests! {
         }
     }
 }
+
+/// A Redis server of this test's own on a free port (killed when dropped), for a test that
+/// stalls every client of its server.
+struct PrivateRedis {
+    port: u16,
+    child: std::process::Child,
+}
+
+impl PrivateRedis {
+    fn start() -> PrivateRedis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .expect("a free port")
+            .port();
+        let child = std::process::Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no"])
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("start redis-server");
+        PrivateRedis { port, child }
+    }
+
+    fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}", self.port)
+    }
+
+    /// `redis-cli` against this server: what it printed.
+    fn cli(&self, args: &[&str]) -> String {
+        let output = std::process::Command::new("redis-cli")
+            .args(["-p", &self.port.to_string()])
+            .args(args)
+            .output()
+            .expect("run redis-cli");
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
+}
+
+impl Drop for PrivateRedis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// One batch of reads is out at a time (DECISIONS 119): the checks that arrive while it is out
+// wait for it and then go together, so their copies are confirmed by one `PING`. The first
+// check's `PING` is held by `CLIENT PAUSE`; twenty more checks come one by one meanwhile.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn checks_that_arrive_while_a_batch_is_out_share_the_next_confirmation() {
+    if redis_store().await.is_none() {
+        return;
+    }
+    let redis = PrivateRedis::start();
+    for _ in 0..100 {
+        if redis.cli(&["PING"]) == "PONG" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let store = Arc::new(connect_redis(&redis.url(), "batching:", true).await);
+    let (key, record) = store.insert_new(DEFAULT, 700).await;
+    held(&store, &key).await;
+    let before = store.cache_stats().expect("cache on");
+
+    assert_eq!(redis.cli(&["CLIENT", "PAUSE", "400", "ALL"]), "OK");
+    let check = || {
+        let store = store.clone();
+        tokio::spawn(async move { store.access(DEFAULT, &key, NOW).await })
+    };
+    let mut checks = vec![check()];
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    for _ in 0..20 {
+        checks.push(check());
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    for answer in futures::future::join_all(checks).await {
+        let access = answer.expect("a check panicked").expect("access");
+        assert_eq!(access, Some(LiveAccess::from(&record)));
+    }
+    let after = store.cache_stats().expect("cache on");
+    assert_eq!(after.hits - before.hits, 21, "{before:?} -> {after:?}");
+    assert_eq!(
+        after.confirmations - before.confirmations,
+        2,
+        "the first check's PING, then one for the twenty that came while it was out"
+    );
+}

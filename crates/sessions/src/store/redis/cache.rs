@@ -80,6 +80,7 @@ struct State {
     resets: u64,
     hits: u64,
     misses: u64,
+    confirmations: u64,
     next_ticket: u64,
     entries: HashMap<String, Slot>,
 }
@@ -95,6 +96,9 @@ pub struct CacheStats {
     pub misses: u64,
     /// How many times everything was dropped (reconnects, errors, lag).
     pub resets: u64,
+    /// Confirming `PING`s sent, one for every batch of checks that found a copy (`hits`
+    /// divided by this is how many checks a round trip confirmed on average).
+    pub confirmations: u64,
 }
 
 /// What a look-up found.
@@ -229,7 +233,13 @@ impl AccessCache {
             hits: state.hits,
             misses: state.misses,
             resets: state.resets,
+            confirmations: state.confirmations,
         }
+    }
+
+    /// A confirming `PING` is about to be sent.
+    pub(super) fn confirming(&self) {
+        self.state().confirmations += 1;
     }
 
     /// Whether it is ready, and how many resets it has had.

@@ -10,9 +10,15 @@
 //! Here the requests queue their reads for one gathering task instead. It takes what is queued,
 //! yields once so that every request the runtime already has ready can add its read, and then
 //! starts all of them in one poll, so that fred finds them queued together and writes them with
-//! one flush. Several batches may be in flight at once; each read keeps its own command, its own
-//! timeout and its own answer, so the store's behaviour (fail closed with `Unavailable`) is the
-//! same as for a command sent directly.
+//! one flush. Each read keeps its own command, its own timeout and its own answer, so the
+//! store's behaviour (fail closed with `Unavailable`) is the same as for a command sent directly.
+//!
+//! One batch is out at a time: the reads queued while it is out go together in the next, once
+//! its answers are back. Under load a round trip then carries every check that arrived during
+//! the previous one, so the batch's fixed cost (fred's handling of a command, the socket's
+//! write and read, Redis's wake-up) is shared by more requests (DECISIONS 119); an idle
+//! service sends a read at once, as before. A read waits at most two round trips (or two
+//! command timeouts, when Redis hangs).
 //!
 //! With the session cache on, a check that found a copy queues a *confirmation* here instead of
 //! a read: a batch that holds any sends one `PING` beside its reads, and once the answer is
@@ -95,18 +101,14 @@ async fn gather(client: Client, cache: Option<Arc<AccessCache>>, mut reads: mpsc
                 Err(_) => break,
             }
         }
-        tokio::spawn(send(
-            client.clone(),
-            cache.clone(),
-            std::mem::take(&mut batch),
-        ));
+        send(&client, cache.as_deref(), std::mem::take(&mut batch)).await;
     }
 }
 
 /// Starts every read of the batch, and the `PING` if it confirms copies, in one poll
 /// (`join_all` polls each once in turn), so that all of them are queued for fred's connection
 /// task before it runs.
-async fn send(client: Client, cache: Option<Arc<AccessCache>>, batch: Vec<Read>) {
+async fn send(client: &Client, cache: Option<&AccessCache>, batch: Vec<Read>) {
     let mut fields = Vec::with_capacity(batch.len());
     let mut confirms = Vec::new();
     for read in batch {
@@ -121,15 +123,17 @@ async fn send(client: Client, cache: Option<Arc<AccessCache>>, batch: Vec<Read>)
             .map(|(key, _)| client.hmget::<Vec<Value>, _, _>(key.as_str(), &ACCESS_FIELDS)),
     );
     let ping = async {
-        if confirms.is_empty() {
-            Ok(())
-        } else {
-            client.ping::<()>(None).await
+        match cache {
+            Some(cache) if !confirms.is_empty() => {
+                cache.confirming();
+                client.ping::<()>(None).await
+            }
+            _ => Ok(()),
         }
     };
     let (answers, pinged): (Vec<Answer>, _) = futures::join!(reads, ping);
     if pinged.is_ok()
-        && let Some(cache) = &cache
+        && let Some(cache) = cache
     {
         cache.catch_up();
     }
