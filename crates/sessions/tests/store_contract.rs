@@ -171,14 +171,10 @@ impl<S: TokenStore> StoreExt for S {}
 /// A `RedisStore` under a fresh `careers-test:<hex>:` prefix, or `None` (skip) without
 /// `TEST_REDIS_URL`, unless `REQUIRE_EXTERNAL_BACKENDS=1` demands it.
 async fn redis_store() -> Option<(RedisStore, String)> {
-    let Ok(url) = std::env::var("TEST_REDIS_URL") else {
-        assert!(
-            std::env::var("REQUIRE_EXTERNAL_BACKENDS").as_deref() != Ok("1"),
-            "REQUIRE_EXTERNAL_BACKENDS=1 but TEST_REDIS_URL is not set"
-        );
-        eprintln!("skipped: the Redis store suite needs TEST_REDIS_URL");
+    if !redis_wanted() {
         return None;
-    };
+    }
+    let url = std::env::var("TEST_REDIS_URL").expect("TEST_REDIS_URL");
     let key_prefix = format!("careers-test:{}:", random_hex());
     let store = connect_redis(&url, &key_prefix, true).await;
     Some((store, key_prefix))
@@ -1723,15 +1719,31 @@ store_tests! {
     }
 }
 
+/// Whether the Redis tests run: `TEST_REDIS_URL` is set (or `REQUIRE_EXTERNAL_BACKENDS=1`
+/// demands them). The tests on a private server start `redis-server` and call `redis-cli`, as
+/// `.ci/run` installs them.
+fn redis_wanted() -> bool {
+    if std::env::var("TEST_REDIS_URL").is_ok() {
+        return true;
+    }
+    assert!(
+        std::env::var("REQUIRE_EXTERNAL_BACKENDS").as_deref() != Ok("1"),
+        "REQUIRE_EXTERNAL_BACKENDS=1 but TEST_REDIS_URL is not set"
+    );
+    eprintln!("skipped: the Redis tests need TEST_REDIS_URL");
+    false
+}
+
 /// A Redis server of this test's own on a free port (killed when dropped), for a test that
-/// stalls every client of its server.
+/// stalls every client of its server. The port is free when chosen; another process taking it
+/// in the moment before the server binds it would fail the test's start, not pass it.
 struct PrivateRedis {
     port: u16,
     child: std::process::Child,
 }
 
 impl PrivateRedis {
-    fn start() -> PrivateRedis {
+    async fn start() -> PrivateRedis {
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
@@ -1742,7 +1754,14 @@ impl PrivateRedis {
             .stdout(std::process::Stdio::null())
             .spawn()
             .expect("start redis-server");
-        PrivateRedis { port, child }
+        let redis = PrivateRedis { port, child };
+        for _ in 0..250 {
+            if redis.cli(&["PING"]) == "PONG" {
+                return redis;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        panic!("the private redis-server did not answer within 5 s");
     }
 
     fn url(&self) -> String {
@@ -1772,22 +1791,18 @@ impl Drop for PrivateRedis {
 // check's `PING` is held by `CLIENT PAUSE`; twenty more checks come one by one meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checks_that_arrive_while_a_batch_is_out_share_the_next_confirmation() {
-    if redis_store().await.is_none() {
+    if !redis_wanted() {
         return;
     }
-    let redis = PrivateRedis::start();
-    for _ in 0..100 {
-        if redis.cli(&["PING"]) == "PONG" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    let redis = PrivateRedis::start().await;
     let store = Arc::new(connect_redis(&redis.url(), "batching:", true).await);
     let (key, record) = store.insert_new(DEFAULT, 700).await;
     held(&store, &key).await;
     let before = store.cache_stats().expect("cache on");
 
-    assert_eq!(redis.cli(&["CLIENT", "PAUSE", "400", "ALL"]), "OK");
+    // Long enough for every check below to come while the first is held, and shorter than
+    // the 2 s command timeout.
+    assert_eq!(redis.cli(&["CLIENT", "PAUSE", "1500", "ALL"]), "OK");
     let check = || {
         let store = store.clone();
         tokio::spawn(async move { store.access(DEFAULT, &key, NOW).await })
@@ -1809,4 +1824,39 @@ async fn checks_that_arrive_while_a_batch_is_out_share_the_next_confirmation() {
         2,
         "the first check's PING, then one for the twenty that came while it was out"
     );
+}
+
+// A hung Redis fails every check closed within the command timeout, however many batches are
+// queued behind the one that is out: 600 checks at once make three batches, which one after
+// the other would take three timeouts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_redis_fails_every_queued_check_within_the_command_timeout() {
+    const TIMEOUT: Duration = Duration::from_millis(500);
+    if !redis_wanted() {
+        return;
+    }
+    let redis = PrivateRedis::start().await;
+    let store = RedisStore::connect(RedisStoreConfig {
+        url: redis.url(),
+        key_prefix: "hung:".to_owned(),
+        command_timeout: TIMEOUT,
+        cache_sessions: false,
+    })
+    .await
+    .expect("connect the private server");
+    store.ping().await.expect("the private server answers");
+    let store = Arc::new(store);
+
+    assert_eq!(redis.cli(&["CLIENT", "PAUSE", "4000", "ALL"]), "OK");
+    let started = std::time::Instant::now();
+    let checks = (0..600).map(|subject| {
+        let store = store.clone();
+        tokio::spawn(async move { store.access(DEFAULT, &key_of(subject), NOW).await })
+    });
+    for answer in futures::future::join_all(checks).await {
+        let read = answer.expect("a check panicked");
+        assert!(matches!(read, Err(StoreError::Unavailable(_))), "{read:?}");
+    }
+    let took = started.elapsed();
+    assert!(took < TIMEOUT * 2, "every check failed after {took:?}");
 }

@@ -340,6 +340,7 @@ impl RedisStore {
             access_reads: BatchedReads::start(
                 client.clone(),
                 cache.as_ref().map(|cached| Arc::clone(&cached.cache)),
+                timeout,
             ),
             cache,
             client,

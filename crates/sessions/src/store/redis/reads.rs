@@ -17,8 +17,10 @@
 //! its answers are back. Under load a round trip then carries every check that arrived during
 //! the previous one, so the batch's fixed cost (fred's handling of a command, the socket's
 //! write and read, Redis's wake-up) is shared by more requests (DECISIONS 119); an idle
-//! service sends a read at once, as before. A read waits at most two round trips (or two
-//! command timeouts, when Redis hangs).
+//! service sends a read at once. A batch whose answers took the whole command timeout (Redis
+//! hung) fails every read queued behind it at once, rather than sending them batch after batch
+//! into the same wait: a check queued behind it fails closed when it does. A batch leaves out
+//! the reads whose requests have gone.
 //!
 //! With the session cache on, a check that found a copy queues a *confirmation* here instead of
 //! a read: a batch that holds any sends one `PING` beside its reads, and once the answer is
@@ -26,6 +28,7 @@
 //! batch is answered (see `cache`).
 
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use fred::prelude::*;
 use futures::future::join_all;
@@ -53,6 +56,18 @@ enum Read {
     Confirm(oneshot::Sender<Result<(), Error>>),
 }
 
+impl Read {
+    /// Answers the read with a timeout, unread.
+    fn fail(self) {
+        let timed_out = || Error::new(ErrorKind::Timeout, "Redis did not answer in time");
+        // A request may have gone; nothing waits for its answer then.
+        match self {
+            Read::Fields { reply, .. } => drop(reply.send(Err(timed_out()))),
+            Read::Confirm(reply) => drop(reply.send(Err(timed_out()))),
+        }
+    }
+}
+
 /// The requests' side: queue a read, wait for its answer.
 pub(super) struct BatchedReads {
     queue: mpsc::Sender<Read>,
@@ -60,10 +75,15 @@ pub(super) struct BatchedReads {
 
 impl BatchedReads {
     /// Starts the gathering task on the current runtime; it ends when this is dropped.
-    /// `cache`: the session cache that confirmations catch up.
-    pub(super) fn start(client: Client, cache: Option<Arc<AccessCache>>) -> Self {
+    /// `cache`: the session cache that confirmations catch up; `timeout`: the store's command
+    /// timeout.
+    pub(super) fn start(
+        client: Client,
+        cache: Option<Arc<AccessCache>>,
+        timeout: Duration,
+    ) -> Self {
         let (queue, reads) = mpsc::channel(QUEUE);
-        tokio::spawn(gather(client, cache, reads));
+        tokio::spawn(gather(client, cache, timeout, reads));
         Self { queue }
     }
 
@@ -90,7 +110,12 @@ impl BatchedReads {
     }
 }
 
-async fn gather(client: Client, cache: Option<Arc<AccessCache>>, mut reads: mpsc::Receiver<Read>) {
+async fn gather(
+    client: Client,
+    cache: Option<Arc<AccessCache>>,
+    timeout: Duration,
+    mut reads: mpsc::Receiver<Read>,
+) {
     let mut batch = Vec::new();
     while reads.recv_many(&mut batch, MAX_BATCH).await > 0 {
         // Let the requests that are ready to run add their reads before the batch is sent.
@@ -101,7 +126,14 @@ async fn gather(client: Client, cache: Option<Arc<AccessCache>>, mut reads: mpsc
                 Err(_) => break,
             }
         }
+        let sent = Instant::now();
         send(&client, cache.as_deref(), std::mem::take(&mut batch)).await;
+        if sent.elapsed() >= timeout {
+            // Redis did not answer within the command timeout: what waits behind fails now.
+            while let Ok(read) = reads.try_recv() {
+                read.fail();
+            }
+        }
     }
 }
 
@@ -111,11 +143,16 @@ async fn gather(client: Client, cache: Option<Arc<AccessCache>>, mut reads: mpsc
 async fn send(client: &Client, cache: Option<&AccessCache>, batch: Vec<Read>) {
     let mut fields = Vec::with_capacity(batch.len());
     let mut confirms = Vec::new();
+    // A request that has gone (timed out, or its client disconnected) needs no answer.
     for read in batch {
         match read {
-            Read::Fields { key, reply } => fields.push((key, reply)),
-            Read::Confirm(reply) => confirms.push(reply),
+            Read::Fields { key, reply } if !reply.is_closed() => fields.push((key, reply)),
+            Read::Confirm(reply) if !reply.is_closed() => confirms.push(reply),
+            _ => {}
         }
+    }
+    if fields.is_empty() && confirms.is_empty() {
+        return;
     }
     let reads = join_all(
         fields
@@ -123,13 +160,13 @@ async fn send(client: &Client, cache: Option<&AccessCache>, batch: Vec<Read>) {
             .map(|(key, _)| client.hmget::<Vec<Value>, _, _>(key.as_str(), &ACCESS_FIELDS)),
     );
     let ping = async {
-        match cache {
-            Some(cache) if !confirms.is_empty() => {
-                cache.confirming();
-                client.ping::<()>(None).await
-            }
-            _ => Ok(()),
+        if confirms.is_empty() {
+            return Ok(());
         }
+        if let Some(cache) = cache {
+            cache.confirming();
+        }
+        client.ping::<()>(None).await
     };
     let (answers, pinged): (Vec<Answer>, _) = futures::join!(reads, ping);
     if pinged.is_ok()
