@@ -5,6 +5,8 @@
 //! private temporary folder on free ports and is torn down (processes killed, folder removed)
 //! however the test ends.
 
+mod support;
+
 use std::net::TcpListener;
 use std::path::PathBuf;
 use std::process::{Child, Command, Output, Stdio};
@@ -220,23 +222,9 @@ impl Cluster {
     }
 }
 
-/// Whether the cluster test should run (`TEST_REDIS_URL` set), failing under
-/// `REQUIRE_EXTERNAL_BACKENDS=1` when it is not.
-fn wanted() -> bool {
-    if std::env::var("TEST_REDIS_URL").is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var("REQUIRE_EXTERNAL_BACKENDS").as_deref() != Ok("1"),
-        "REQUIRE_EXTERNAL_BACKENDS=1 but TEST_REDIS_URL is not set"
-    );
-    eprintln!("skipped: the Redis Cluster test needs TEST_REDIS_URL");
-    false
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_store_on_a_three_node_cluster() {
-    if !wanted() {
+    if !support::redis_wanted("the Redis Cluster test") {
         return;
     }
     let started = Instant::now();

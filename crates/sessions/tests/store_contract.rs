@@ -5,6 +5,8 @@
 //! Every Redis test works under its own random key prefix, so the tests run in parallel, and
 //! removes its keys afterwards.
 
+mod support;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +19,7 @@ use sessions::{
     LiveAccess, SessionId, SessionKey, SessionLimits, SessionMeta, SessionRecord, StoreError,
     TokenStore,
 };
+use support::redis_wanted;
 
 /// A fixed Unix time (2027): the stores take `now` as a parameter.
 const NOW: i64 = 1_800_000_000;
@@ -171,7 +174,7 @@ impl<S: TokenStore> StoreExt for S {}
 /// A `RedisStore` under a fresh `careers-test:<hex>:` prefix, or `None` (skip) without
 /// `TEST_REDIS_URL`, unless `REQUIRE_EXTERNAL_BACKENDS=1` demands it.
 async fn redis_store() -> Option<(RedisStore, String)> {
-    if !redis_wanted() {
+    if !redis_wanted("the Redis store suite") {
         return None;
     }
     let url = std::env::var("TEST_REDIS_URL").expect("TEST_REDIS_URL");
@@ -1719,21 +1722,6 @@ store_tests! {
     }
 }
 
-/// Whether the Redis tests run: `TEST_REDIS_URL` is set (or `REQUIRE_EXTERNAL_BACKENDS=1`
-/// demands them). The tests on a private server start `redis-server` and call `redis-cli`, as
-/// `.ci/run` installs them.
-fn redis_wanted() -> bool {
-    if std::env::var("TEST_REDIS_URL").is_ok() {
-        return true;
-    }
-    assert!(
-        std::env::var("REQUIRE_EXTERNAL_BACKENDS").as_deref() != Ok("1"),
-        "REQUIRE_EXTERNAL_BACKENDS=1 but TEST_REDIS_URL is not set"
-    );
-    eprintln!("skipped: the Redis tests need TEST_REDIS_URL");
-    false
-}
-
 /// A Redis server of this test's own on a free port (killed when dropped), for a test that
 /// stalls every client of its server. The port is free when chosen; another process taking it
 /// in the moment before the server binds it would fail the test's start, not pass it.
@@ -1791,7 +1779,7 @@ impl Drop for PrivateRedis {
 // check's `PING` is held by `CLIENT PAUSE`; twenty more checks come one by one meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checks_that_arrive_while_a_batch_is_out_share_the_next_confirmation() {
-    if !redis_wanted() {
+    if !redis_wanted("the private Redis server tests") {
         return;
     }
     let redis = PrivateRedis::start().await;
@@ -1832,7 +1820,7 @@ async fn checks_that_arrive_while_a_batch_is_out_share_the_next_confirmation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_redis_fails_every_queued_check_within_the_command_timeout() {
     const TIMEOUT: Duration = Duration::from_millis(500);
-    if !redis_wanted() {
+    if !redis_wanted("the private Redis server tests") {
         return;
     }
     let redis = PrivateRedis::start().await;
