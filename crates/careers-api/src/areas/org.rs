@@ -251,22 +251,21 @@ async fn list_applications(
     };
     let (page, per_page) = page.resolve()?;
     // Kept while the database does not change (db/answers.rs): the page, the same bytes again.
-    // The render reads its inputs from the key, so that nothing it depends on is left out of it.
     let key = AnswerKey::EmployerApplications {
         company_id: ctx.company_id,
         job_id: params.careers_job_id,
         page,
         per_page,
     };
-    let AnswerKey::EmployerApplications {
-        company_id,
-        job_id,
-        page,
-        per_page,
-    } = key.clone();
     let body = state
         .db
-        .answer(key, async || {
+        .answer(key, async |key| {
+            let &AnswerKey::EmployerApplications {
+                company_id,
+                job_id,
+                page,
+                per_page,
+            } = key;
             let rows = job_application::employer_applications(
                 &state.db, company_id, job_id, page, per_page,
             )

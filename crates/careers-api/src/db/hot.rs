@@ -112,15 +112,16 @@ impl Db {
 
     /// The answer of `key`: the bytes `render` gave earlier if the database has not changed
     /// since they were read, else `render`'s, kept for the next request (db/answers.rs). A
-    /// failed render is not kept. `render` must give the same bytes for the same `key` and
-    /// the same data.
+    /// failed render is not kept. `render` is handed the key and must give the same bytes for
+    /// the same key and the same data: it takes its parameters from the key, so that nothing
+    /// the answer depends on is left out of it.
     pub async fn answer<E: From<DbErr>>(
         &self,
         key: AnswerKey,
-        render: impl AsyncFnOnce() -> Result<Bytes, E>,
+        render: impl AsyncFnOnce(&AnswerKey) -> Result<Bytes, E>,
     ) -> Result<Bytes, E> {
         let (Some(answers), Some(readers)) = (&self.answers, &self.readers) else {
-            return render().await;
+            return render(&key).await;
         };
         self.observe("PRAGMA data_version");
         // Taken before `render` reads, so that what it reads is at least this current.
@@ -128,7 +129,7 @@ impl Db {
         if let Some(body) = answers.get(&key, generation) {
             return Ok(body);
         }
-        let body = render().await?;
+        let body = render(&key).await?;
         answers.keep(key, generation, body.clone());
         Ok(body)
     }
@@ -957,7 +958,7 @@ mod tests {
         // A commit while a page is rendered: the page read before it is kept under the
         // generation taken before the render, so the next request reads again.
         let during = db
-            .answer(key.clone(), async || -> Result<bytes::Bytes, DbErr> {
+            .answer(key.clone(), async |_| -> Result<bytes::Bytes, DbErr> {
                 unreachable!("kept: nothing was committed")
             })
             .await
@@ -965,7 +966,7 @@ mod tests {
         assert_eq!(during, "31");
         let page_3 = applications_page(3);
         let rendered = db
-            .answer(page_3.clone(), async || -> Result<bytes::Bytes, DbErr> {
+            .answer(page_3.clone(), async |_| -> Result<bytes::Bytes, DbErr> {
                 let sum: i64 = db
                     .fetch_optional("SELECT SUM(n) FROM t", &[])
                     .await?
@@ -977,7 +978,7 @@ mod tests {
             .unwrap();
         assert_eq!(rendered, "31", "read before the commit");
         let next = db
-            .answer(page_3, async || -> Result<bytes::Bytes, DbErr> {
+            .answer(page_3, async |_| -> Result<bytes::Bytes, DbErr> {
                 Ok("63".into())
             })
             .await
@@ -990,13 +991,13 @@ mod tests {
         // A failed render is not kept.
         let page_2 = applications_page(2);
         let failed = db
-            .answer(page_2.clone(), async || -> Result<bytes::Bytes, DbErr> {
+            .answer(page_2.clone(), async |_| -> Result<bytes::Bytes, DbErr> {
                 Err(DbErr::Custom("render failed".into()))
             })
             .await;
         assert!(failed.is_err());
         let again = db
-            .answer(page_2, async || -> Result<bytes::Bytes, DbErr> {
+            .answer(page_2, async |_| -> Result<bytes::Bytes, DbErr> {
                 Ok("2".into())
             })
             .await;
@@ -1028,7 +1029,7 @@ mod tests {
         let before = renders.get();
         let body = futures::executor::block_on(db.answer(
             key.clone(),
-            async || -> Result<bytes::Bytes, DbErr> {
+            async |_| -> Result<bytes::Bytes, DbErr> {
                 renders.set(renders.get() + 1);
                 let sum: i64 = db
                     .fetch_optional("SELECT SUM(n) FROM t", &[])
@@ -1054,7 +1055,7 @@ mod tests {
         let key = applications_page(1);
         for _ in 0..2 {
             let mut rendered = false;
-            db.answer(key.clone(), async || -> Result<bytes::Bytes, DbErr> {
+            db.answer(key.clone(), async |_| -> Result<bytes::Bytes, DbErr> {
                 rendered = true;
                 Ok("x".into())
             })
