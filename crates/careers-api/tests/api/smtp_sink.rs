@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::net::tcp::OwnedWriteHalf;
-use tokio::net::{TcpListener, TcpStream};
+use tokio::net::{TcpListener, TcpSocket, TcpStream};
 use tokio::task::JoinHandle;
 
 /// One accepted message: its envelope and its data (headers and body, dot-unstuffed).
@@ -20,18 +20,24 @@ pub struct Received {
 
 pub struct SmtpSink {
     pub port: u16,
+    /// While down: a socket bound to the port but not listening, so that a connection is
+    /// refused at once and no other test's listener can take the port meanwhile (one that did
+    /// would hold the mail worker's connection until the SMTP timeout).
+    reserved: Option<TcpSocket>,
     received: Arc<Mutex<Vec<Received>>>,
     server: Option<JoinHandle<()>>,
 }
 
 impl SmtpSink {
-    /// A sink that is down: its port is free now and nothing listens on it.
+    /// A sink that is down: its port is reserved and nothing listens on it.
     pub async fn down() -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let port = listener.local_addr().unwrap().port();
-        drop(listener);
+        // Without `SO_REUSEADDR`, no other socket can bind the port while this one holds it.
+        let reserved = TcpSocket::new_v4().unwrap();
+        reserved.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+        let port = reserved.local_addr().unwrap().port();
         Self {
             port,
+            reserved: Some(reserved),
             received: Arc::default(),
             server: None,
         }
@@ -51,6 +57,7 @@ impl SmtpSink {
 
     /// Starts listening on the sink's port.
     pub async fn start(&mut self) {
+        drop(self.reserved.take());
         let listener = TcpListener::bind(("127.0.0.1", self.port)).await.unwrap();
         let received = self.received.clone();
         self.server = Some(tokio::spawn(async move {
@@ -175,4 +182,23 @@ impl Received {
         }
         String::from_utf8_lossy(&out).into_owned()
     }
+}
+
+#[tokio::test]
+async fn a_down_sink_refuses_connections_and_keeps_its_port_until_it_starts() {
+    let mut sink = SmtpSink::down().await;
+    let address = ("127.0.0.1", sink.port);
+    let refused = TcpStream::connect(address).await.unwrap_err();
+    assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
+    // Another test's listener cannot take the port meanwhile.
+    let taken = TcpListener::bind(address).await.unwrap_err();
+    assert_eq!(taken.kind(), std::io::ErrorKind::AddrInUse);
+    sink.start().await;
+    let mut greeting = String::new();
+    let stream = TcpStream::connect(address).await.unwrap();
+    BufReader::new(stream)
+        .read_line(&mut greeting)
+        .await
+        .unwrap();
+    assert!(greeting.starts_with("220"), "{greeting}");
 }
