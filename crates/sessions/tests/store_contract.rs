@@ -19,7 +19,7 @@ use sessions::{
     LiveAccess, SessionId, SessionKey, SessionLimits, SessionMeta, SessionRecord, StoreError,
     TokenStore,
 };
-use support::redis_wanted;
+use support::redis_url;
 
 /// A fixed Unix time (2027): the stores take `now` as a parameter.
 const NOW: i64 = 1_800_000_000;
@@ -174,10 +174,7 @@ impl<S: TokenStore> StoreExt for S {}
 /// A `RedisStore` under a fresh `careers-test:<hex>:` prefix, or `None` (skip) without
 /// `TEST_REDIS_URL`, unless `REQUIRE_EXTERNAL_BACKENDS=1` demands it.
 async fn redis_store() -> Option<(RedisStore, String)> {
-    if !redis_wanted("the Redis store suite") {
-        return None;
-    }
-    let url = std::env::var("TEST_REDIS_URL").expect("TEST_REDIS_URL");
+    let url = redis_url("the Redis store suite")?;
     let key_prefix = format!("careers-test:{}:", random_hex());
     let store = connect_redis(&url, &key_prefix, true).await;
     Some((store, key_prefix))
@@ -1779,7 +1776,7 @@ impl Drop for PrivateRedis {
 // check's `PING` is held by `CLIENT PAUSE`; twenty more checks come one by one meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checks_that_arrive_while_a_batch_is_out_share_the_next_confirmation() {
-    if !redis_wanted("the private Redis server tests") {
+    if redis_url("the private Redis server tests").is_none() {
         return;
     }
     let redis = PrivateRedis::start().await;
@@ -1820,7 +1817,7 @@ async fn checks_that_arrive_while_a_batch_is_out_share_the_next_confirmation() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_redis_fails_every_queued_check_within_the_command_timeout() {
     const TIMEOUT: Duration = Duration::from_millis(500);
-    if !redis_wanted("the private Redis server tests") {
+    if redis_url("the private Redis server tests").is_none() {
         return;
     }
     let redis = PrivateRedis::start().await;

@@ -243,7 +243,7 @@ backend_tests! {
     }
 
     async fn a_mail_server_down_at_the_request_gets_the_message_when_it_is_back(backend) {
-        let mut sink = SmtpSink::down().await;
+        let mut sink = SmtpSink::down();
         let app = spawn_with_sink(backend, &sink, &[]).await;
         app.create_user("ada@example.com").await;
         let response = ask(&app, "ada@example.com").await;
@@ -271,7 +271,7 @@ backend_tests! {
     }
 
     async fn a_message_pending_at_a_restart_goes_out_right_after_it(backend) {
-        let mut sink = SmtpSink::down().await;
+        let mut sink = SmtpSink::down();
         let first = spawn_with_sink(backend, &sink, &[]).await;
         first.create_user("ada@example.com").await;
         assert_eq!(ask(&first, "ada@example.com").await.status(), StatusCode::ACCEPTED);

@@ -30,7 +30,7 @@ pub struct SmtpSink {
 
 impl SmtpSink {
     /// A sink that is down: its port is reserved and nothing listens on it.
-    pub async fn down() -> Self {
+    pub fn down() -> Self {
         // Without `SO_REUSEADDR`, no other socket can bind the port while this one holds it.
         let reserved = TcpSocket::new_v4().unwrap();
         reserved.bind("127.0.0.1:0".parse().unwrap()).unwrap();
@@ -45,7 +45,7 @@ impl SmtpSink {
 
     /// A sink listening on a port of its own.
     pub async fn up() -> Self {
-        let mut sink = Self::down().await;
+        let mut sink = Self::down();
         sink.start().await;
         sink
     }
@@ -186,7 +186,7 @@ impl Received {
 
 #[tokio::test]
 async fn a_down_sink_refuses_connections_and_keeps_its_port_until_it_starts() {
-    let mut sink = SmtpSink::down().await;
+    let mut sink = SmtpSink::down();
     let address = ("127.0.0.1", sink.port);
     let refused = TcpStream::connect(address).await.unwrap_err();
     assert_eq!(refused.kind(), std::io::ErrorKind::ConnectionRefused);
