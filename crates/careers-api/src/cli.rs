@@ -255,8 +255,11 @@ async fn serve(config: Config) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     if let Some((addr, handle)) = metrics {
-        let db = state.db.clone();
-        let response_cache = move || db.answer_stats().map(|stats| (stats.hits, stats.misses));
+        let kept = state.clone();
+        let response_cache = move || {
+            let stats = kept.answers.as_ref()?.stats();
+            Some((stats.hits, stats.misses))
+        };
         let bound =
             crate::metrics::serve(addr, handle, Arc::clone(&state.sessions), response_cache)
                 .await?;

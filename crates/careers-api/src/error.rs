@@ -9,11 +9,9 @@ use serde::Serialize;
 use sessions::{SessionError, StoreError};
 
 use crate::db::DataError;
+use crate::forms::{FieldErrors, Invalid};
 
 use axum::Json;
-
-/// Field errors keyed by the nested form path (`identities_user.id`).
-pub type FieldErrors = BTreeMap<String, Vec<String>>;
 
 /// The body of every error response (CONTRACT §4).
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -301,6 +299,12 @@ impl From<StoreError> for ApiError {
         ::metrics::counter!(crate::metrics::STORE_ERRORS).increment(1);
         tracing::error!(%error, "token store failure: failing closed");
         Self::Unavailable
+    }
+}
+
+impl From<Invalid> for ApiError {
+    fn from(Invalid(fields): Invalid) -> Self {
+        Self::Validation(fields)
     }
 }
 

@@ -2,10 +2,25 @@
 //! objects. Every field is optional at the JSON level so that a missing field is a 422 with its
 //! nested path (a wrong JSON type stays a 400); presence is then required per operation.
 
+use std::collections::BTreeMap;
+
 use chrono::NaiveDate;
 use serde::Deserialize;
 
-use crate::error::{ApiError, FieldErrors};
+/// Field errors keyed by the nested form path (`identities_user.id`), each with its messages.
+pub type FieldErrors = BTreeMap<String, Vec<String>>;
+
+/// A form that failed validation: its field errors (never empty). `error.rs` answers it as the
+/// contract's 422 `validation_failed`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid(pub FieldErrors);
+
+impl Invalid {
+    /// One field with one message.
+    pub fn field(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self(BTreeMap::from([(path.into(), vec![message.into()])]))
+    }
+}
 
 /// A reference to another record: `{"id": 1}`.
 #[derive(Debug, Clone, Copy, Deserialize, garde::Validate, utoipa::ToSchema)]
@@ -51,11 +66,11 @@ impl Errors {
         }
     }
 
-    pub fn finish(self) -> Result<(), ApiError> {
+    pub fn finish(self) -> Result<(), Invalid> {
         if self.0.is_empty() {
             Ok(())
         } else {
-            Err(ApiError::Validation(self.0))
+            Err(Invalid(self.0))
         }
     }
 }

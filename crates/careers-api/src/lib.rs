@@ -3,6 +3,7 @@
 //! Data flows one way: tower layers -> area router -> area extractor (authenticate with the
 //! context, authorise the area) -> thin handler -> data layer -> view.
 
+pub mod answers;
 pub mod app;
 pub mod areas;
 pub mod audit;

@@ -8,16 +8,16 @@
 //! order of lines is kept. A process killed outright loses at most the last 100 ms of info
 //! lines; a graceful stop, an error exit or a panic loses nothing (docs/DECISIONS.md 40).
 
+mod handling;
 mod json;
 
+pub(crate) use handling::Handling;
 pub(crate) use json::{ACCESS_MESSAGE, ACCESS_TARGET, Access, JsonLines};
 
-use std::cell::RefCell;
 use std::io::{IsTerminal, Write};
 use std::sync::{Mutex, OnceLock};
 use std::time::Duration;
 
-use axum::http::HeaderValue;
 use tracing::{Level, Metadata};
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
@@ -270,41 +270,5 @@ mod tests {
         let writes = out.writes();
         assert_eq!(writes.len(), 1);
         assert!(writes[0].contains("an access line") && writes[0].contains("a security event"));
-    }
-}
-
-thread_local! {
-    /// The id of the request whose handler this thread is running, for the log lines written
-    /// meanwhile (`json`); empty between requests. One task runs on a thread at a
-    /// time, so the id of the request being polled is the id of every event it emits.
-    static HANDLING: RefCell<String> = const { RefCell::new(String::new()) };
-}
-
-/// Calls `f` with the id of the request this thread is handling, if any.
-pub(crate) fn with_request_id<R>(f: impl FnOnce(Option<&str>) -> R) -> R {
-    HANDLING.with(|id| match id.try_borrow() {
-        Ok(id) if !id.is_empty() => f(Some(id.as_str())),
-        _ => f(None),
-    })
-}
-
-/// Marks the thread as handling the request `id` until dropped (also when the handler panics):
-/// the edge layer holds one while it polls a request's handler.
-pub(crate) struct Handling;
-
-impl Handling {
-    pub(crate) fn start(id: &HeaderValue) -> Self {
-        HANDLING.with(|current| {
-            let mut current = current.borrow_mut();
-            current.clear();
-            current.push_str(id.to_str().unwrap_or_default());
-        });
-        Handling
-    }
-}
-
-impl Drop for Handling {
-    fn drop(&mut self) {
-        HANDLING.with(|current| current.borrow_mut().clear());
     }
 }

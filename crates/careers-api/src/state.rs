@@ -12,6 +12,7 @@ use sessions::{
     SessionPolicy, TokenKeys,
 };
 
+use crate::answers::Answers;
 use crate::config::Config;
 use crate::contexts::{ADMIN, USER};
 use crate::db;
@@ -34,6 +35,8 @@ impl std::ops::Deref for AppState {
 
 pub struct Shared {
     pub db: db::Db,
+    /// The employer application pages kept while the database does not change (answers.rs).
+    pub answers: Option<Answers>,
     pub sessions: Arc<SessionEngine>,
     pub passwords: Arc<Passwords>,
     pub mail: Mailer,
@@ -103,8 +106,10 @@ impl AppState {
         .with_idle_timeout(&USER, config.idle_timeouts.user)
         .with_idle_timeout(&ADMIN, config.idle_timeouts.admin);
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let db = db::Db::new(db);
         Ok(Self(Arc::new(Shared {
-            db: db::Db::new(db).with_answer_cache(config.response_cache_bytes),
+            answers: Answers::for_db(&db, config.response_cache_bytes),
+            db,
             sessions: Arc::new(engine),
             passwords: Passwords::new(cores),
             mail,

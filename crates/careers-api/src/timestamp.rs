@@ -4,7 +4,7 @@
 //! list a tenth of its CPU for its 50 timestamps, and every access line one more (the fast-path
 //! register in docs/PERFORMANCE.md). The oracle test holds it to chrono's bytes.
 
-use chrono::{DateTime, Datelike, Timelike, Utc};
+use chrono::{DateTime, Datelike, SecondsFormat, Timelike, Utc};
 use serde::{Serialize, Serializer};
 
 /// The digits of the fraction chrono's serde format writes for `nano`: none for a whole second,
@@ -91,6 +91,13 @@ pub(crate) fn write(time: &DateTime<Utc>, buf: &mut [u8; 30]) -> Option<usize> {
     }
     buf[at] = b'Z';
     Some(at + 1)
+}
+
+/// Unix seconds as RFC 3339 in UTC, to the second (the session engine's times).
+pub fn rfc3339(unix_seconds: i64) -> String {
+    DateTime::from_timestamp(unix_seconds, 0)
+        .unwrap_or_default()
+        .to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 #[cfg(test)]

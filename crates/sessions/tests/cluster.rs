@@ -222,6 +222,7 @@ impl Cluster {
     }
 }
 
+#[cfg_attr(not(redis_backend), ignore = "needs TEST_REDIS_URL")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_store_on_a_three_node_cluster() {
     if support::redis_url("the Redis Cluster test").is_none() {

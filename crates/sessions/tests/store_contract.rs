@@ -359,6 +359,7 @@ macro_rules! store_tests {
     )*) => {
         $(
             $(#[$meta])*
+            #[cfg_attr(not(redis_backend), ignore = "needs TEST_REDIS_URL")]
             #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
             async fn $name() {
                 let Some((store, prefix)) = redis_store().await else {
@@ -1774,6 +1775,7 @@ impl Drop for PrivateRedis {
 // One batch of reads is out at a time (DECISIONS 119): the checks that arrive while it is out
 // wait for it and then go together, so their copies are confirmed by one `PING`. The first
 // check's `PING` is held by `CLIENT PAUSE`; twenty more checks come one by one meanwhile.
+#[cfg_attr(not(redis_backend), ignore = "needs TEST_REDIS_URL")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn checks_that_arrive_while_a_batch_is_out_share_the_next_confirmation() {
     if redis_url("the private Redis server tests").is_none() {
@@ -1814,6 +1816,7 @@ async fn checks_that_arrive_while_a_batch_is_out_share_the_next_confirmation() {
 // A hung Redis fails every check closed within the command timeout, however many batches are
 // queued behind the one that is out: 600 checks at once make three batches, which one after
 // the other would take three timeouts.
+#[cfg_attr(not(redis_backend), ignore = "needs TEST_REDIS_URL")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_hung_redis_fails_every_queued_check_within_the_command_timeout() {
     const TIMEOUT: Duration = Duration::from_millis(500);

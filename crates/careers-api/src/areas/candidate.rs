@@ -12,10 +12,9 @@ use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
 };
 use crate::extract::{Json as Form, Query};
-use crate::models::careers::job_application::{
-    self, CandidateApplicationList, CandidateApplicationOne, JobApplicationForm,
-};
+use crate::models::careers::job_application::{self, JobApplicationForm};
 use crate::state::AppState;
+use crate::views::{CandidateApplicationList, CandidateApplicationOne};
 use crate::views::{Json, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -14,18 +14,17 @@ use crate::error::responses::{
 };
 use crate::extract::{Json as Form, Path};
 use crate::forms::IdRef;
-use crate::models::careers::user_profile::{self, CareersUserProfileOne, TalentProfileCreateForm};
+use crate::models::careers::user_profile::{self, TalentProfileCreateForm};
 use crate::models::identities;
 use crate::models::identities::password_reset::{
     self, PasswordResetForm, PasswordResetRequestForm,
 };
-use crate::models::identities::user::{
-    self, IdentitiesUserOne, SignUpForm, UserUpdateForm, UserView,
-};
+use crate::models::identities::user::{self, SignUpForm, UserUpdateForm, UserView};
 use crate::password::Purpose;
 use crate::state::AppState;
 use crate::throttle::{self, ClientAddr};
 use crate::views::Json;
+use crate::views::{CareersUserProfileOne, IdentitiesUserOne};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -90,7 +89,7 @@ async fn reset_password(
     let now = state.now();
     let Some(user_id) = password_reset::user_of_token(&state.db, &token, now).await? else {
         tracing::warn!("password reset refused: unknown, used or expired token");
-        return Err(password_reset::invalid_token());
+        return Err(password_reset::invalid_token().into());
     };
     let digest = state.passwords.hash(password).await?;
     // Sessions end before the password changes and again after, as at a password change: a
@@ -100,7 +99,7 @@ async fn reset_password(
         .end_sessions(&USER, user_id, None, sessions::EndReason::Password)
         .await?;
     if !password_reset::redeem(&state.db, &token, user_id, digest, now).await? {
-        return Err(password_reset::invalid_token());
+        return Err(password_reset::invalid_token().into());
     }
     let ended = state
         .sessions

@@ -9,9 +9,10 @@ use utoipa_axum::routes;
 use crate::error::ApiError;
 use crate::error::responses::{MalformedRequest, NotFound, Unavailable};
 use crate::extract::{Path, Query};
-use crate::models::careers::job::{self, MarketplaceJobList, MarketplaceJobOne};
+use crate::models::careers::job;
 use crate::state::AppState;
 use crate::views::{Json, Meta, PageParams};
+use crate::views::{MarketplaceJobList, MarketplaceJobOne};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()

@@ -9,21 +9,21 @@ use super::EmployerCtx;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use crate::db::AnswerKey;
+use crate::answers::{AnswerKey, Answers};
 use crate::error::ApiError;
 use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
 };
 use crate::extract::{Json as Form, Path, Query};
-use crate::models::careers::job::{self, CareersJobList, CareersJobOne, JobForm};
-use crate::models::careers::job_application::{
-    self, EmployerApplicationList, EmployerApplicationOne,
-};
+use crate::models::careers::job::{self, JobForm};
+use crate::models::careers::job_application;
 use crate::models::org::Scope;
-use crate::models::org::user_profile::{
-    self, OrgUserProfileForm, OrgUserProfileList, OrgUserProfileOne, OrgUserProfileView,
-};
+use crate::models::org::user_profile::{self, OrgUserProfileForm, OrgUserProfileView};
 use crate::state::AppState;
+use crate::views::{
+    CareersJobList, CareersJobOne, EmployerApplicationList, EmployerApplicationOne,
+    OrgUserProfileList, OrgUserProfileOne,
+};
 use crate::views::{Json, JsonBytes, Meta, PageParams, json_bytes};
 
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -250,34 +250,31 @@ async fn list_applications(
         per_page: params.per_page,
     };
     let (page, per_page) = page.resolve()?;
-    // Kept while the database does not change (db/answers.rs): the page, the same bytes again.
+    // Kept while the database does not change (answers.rs): the page, the same bytes again.
     let key = AnswerKey::EmployerApplications {
         company_id: ctx.company_id,
         job_id: params.careers_job_id,
         page,
         per_page,
     };
-    let body = state
-        .db
-        .answer(key, async |key| {
-            let &AnswerKey::EmployerApplications {
-                company_id,
-                job_id,
-                page,
-                per_page,
-            } = key;
-            let rows = job_application::employer_applications(
-                &state.db, company_id, job_id, page, per_page,
-            )
-            .await?;
-            // The items borrow their text from `rows`, so the answer is written while they live.
-            let (items, total) = rows.page()?;
-            json_bytes(&EmployerApplicationList {
-                careers_job_applications: items,
-                meta: Meta::new(page, per_page, total),
-            })
+    let body = Answers::answer(state.answers.as_ref(), &state.db, key, async |key| {
+        let &AnswerKey::EmployerApplications {
+            company_id,
+            job_id,
+            page,
+            per_page,
+        } = key;
+        let rows =
+            job_application::employer_applications(&state.db, company_id, job_id, page, per_page)
+                .await?;
+        // The items borrow their text from `rows`, so the answer is written while they live.
+        let (items, total) = rows.page()?;
+        json_bytes(&EmployerApplicationList {
+            careers_job_applications: items,
+            meta: Meta::new(page, per_page, total),
         })
-        .await?;
+    })
+    .await?;
     Ok(JsonBytes(body).into_response())
 }
 

@@ -30,13 +30,14 @@ use crate::extract::Json;
 use crate::metrics;
 use crate::mfa::Factor;
 use crate::models::identities::admin::{self, AdminView};
-use crate::models::identities::session::{SessionList, SessionOne, SessionView};
+use crate::models::identities::session::SessionView;
 use crate::models::identities::user::{self, UserView};
 use crate::models::identities::{LoginForm, PasswordChangeForm, normalize_email};
 use crate::password::Purpose;
 use crate::state::AppState;
 use crate::throttle::{ClientAddr, LoginThrottle};
-use crate::views::rfc3339;
+use crate::timestamp::rfc3339;
+use crate::views::{SessionList, SessionOne};
 
 /// What an authenticated request of a context knows about its caller.
 pub trait SessionOwner {
@@ -566,10 +567,26 @@ struct Refreshed {
     session_expires_at: String,
 }
 
+/// The session routes of one context: each handler is a thin call of the generic operation above
+/// for `principal`, named by the argument of the same name (`login: user_login`), with its
+/// OpenAPI entry.
 macro_rules! session_handlers {
-    ($principal:ty, $path:literal, $password_path:literal, $tag:literal, $login_body:ty,
-     $security:literal, $login:ident, $refresh:ident, $logout:ident, $list:ident,
-     $current:ident, $end:ident, $end_others:ident, $change_password:ident) => {
+    (
+        principal: $principal:ty,
+        sessions_path: $path:literal,
+        password_path: $password_path:literal,
+        tag: $tag:literal,
+        login_body: $login_body:ty,
+        security: $security:literal,
+        login: $login:ident,
+        refresh: $refresh:ident,
+        logout: $logout:ident,
+        list: $list:ident,
+        current: $current:ident,
+        end: $end:ident,
+        end_others: $end_others:ident,
+        change_password: $change_password:ident $(,)?
+    ) => {
         #[utoipa::path(
             post,
             path = $path,
@@ -719,35 +736,35 @@ macro_rules! session_handlers {
     };
 }
 
-session_handlers!(
-    UserPrincipal,
-    "/identities/sessions",
-    "/identities/password",
-    "sessions",
-    UserLogin,
-    "user_session",
-    user_login,
-    user_refresh,
-    user_logout,
-    user_sessions,
-    user_current_session,
-    user_end_session,
-    user_end_other_sessions,
-    user_change_password
-);
-session_handlers!(
-    AdminPrincipal,
-    "/team/identities/admins/sessions",
-    "/team/identities/admins/password",
-    "sessions",
-    AdminLogin,
-    "admin_session",
-    admin_login,
-    admin_refresh,
-    admin_logout,
-    admin_sessions,
-    admin_current_session,
-    admin_end_session,
-    admin_end_other_sessions,
-    admin_change_password
-);
+session_handlers! {
+    principal: UserPrincipal,
+    sessions_path: "/identities/sessions",
+    password_path: "/identities/password",
+    tag: "sessions",
+    login_body: UserLogin,
+    security: "user_session",
+    login: user_login,
+    refresh: user_refresh,
+    logout: user_logout,
+    list: user_sessions,
+    current: user_current_session,
+    end: user_end_session,
+    end_others: user_end_other_sessions,
+    change_password: user_change_password,
+}
+session_handlers! {
+    principal: AdminPrincipal,
+    sessions_path: "/team/identities/admins/sessions",
+    password_path: "/team/identities/admins/password",
+    tag: "sessions",
+    login_body: AdminLogin,
+    security: "admin_session",
+    login: admin_login,
+    refresh: admin_refresh,
+    logout: admin_logout,
+    list: admin_sessions,
+    current: admin_current_session,
+    end: admin_end_session,
+    end_others: admin_end_other_sessions,
+    change_password: admin_change_password,
+}

@@ -11,8 +11,9 @@ use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
 };
 use crate::extract::Json as Form;
-use crate::models::careers::user_profile::{self, CareersUserProfileOne, TalentProfileForm};
+use crate::models::careers::user_profile::{self, TalentProfileForm};
 use crate::state::AppState;
+use crate::views::CareersUserProfileOne;
 use crate::views::Json;
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -14,14 +14,15 @@ use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
 };
 use crate::extract::{Json as Form, Path, Query};
-use crate::models::identities::session::{SessionList, SessionView};
-use crate::models::identities::user::{self, IdentitiesUserList, UserView};
+use crate::models::identities::session::SessionView;
+use crate::models::identities::user::{self, UserView};
 use crate::models::org::Scope;
-use crate::models::org::company::{self, OrgCompanyList};
-use crate::models::org::user_profile::{
-    self, OrgUserProfileForm, OrgUserProfileList, OrgUserProfileOne,
-};
+use crate::models::org::company;
+use crate::models::org::user_profile::{self, OrgUserProfileForm};
 use crate::state::AppState;
+use crate::views::{
+    IdentitiesUserList, OrgCompanyList, OrgUserProfileList, OrgUserProfileOne, SessionList,
+};
 use crate::views::{Json, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {

@@ -25,7 +25,6 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use bytes::Bytes;
 use chrono::{DateTime, Utc};
 use rusqlite::config::DbConfig;
 use rusqlite::types::{FromSql, ValueRef};
@@ -37,8 +36,6 @@ use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type, ValueRef as _};
 use sea_orm::{
     ConnectionTrait, DatabaseConnection, DbBackend, DbErr, QueryResult, RuntimeErr, Statement,
 };
-
-use super::answers::{AnswerKey, AnswerStats, Answers};
 
 type Observer = Arc<dyn Fn(&str) + Send + Sync>;
 
@@ -69,8 +66,6 @@ fn inline_failed(error: DecodeError) -> DbErr {
 pub struct Db {
     orm: DatabaseConnection,
     readers: Option<Arc<Readers>>,
-    /// Kept answers ([`Db::answer`]): only with `readers`, whose generation keeps them current.
-    answers: Option<Arc<Answers>>,
     observer: Option<Observer>,
 }
 
@@ -93,45 +88,32 @@ impl Db {
         Self {
             orm,
             readers,
-            answers: None,
             observer: None,
         }
     }
 
-    /// Keeps up to `bytes` of rendered answers ([`Db::answer`]) where the hot reads run inline
-    /// (a SQLite file); elsewhere, or with 0 bytes, every answer is rendered.
-    pub fn with_answer_cache(mut self, bytes: u64) -> Self {
-        self.answers = (self.readers.is_some() && bytes > 0).then(|| Arc::new(Answers::new(bytes)));
-        self
+    /// Whether [`Db::generation`] tells when the database changed: on a SQLite file.
+    pub fn has_generation(&self) -> bool {
+        self.readers.is_some()
     }
 
-    /// How the kept answers were used, when they are kept.
-    pub fn answer_stats(&self) -> Option<AnswerStats> {
-        self.answers.as_ref().map(|answers| answers.stats())
-    }
-
-    /// The answer of `key`: the bytes `render` gave earlier if the database has not changed
-    /// since they were read, else `render`'s, kept for the next request (db/answers.rs). A
-    /// failed render is not kept. `render` is handed the key and must give the same bytes for
-    /// the same key and the same data: it takes its parameters from the key, so that nothing
-    /// the answer depends on is left out of it.
-    pub async fn answer<E: From<DbErr>>(
-        &self,
-        key: AnswerKey,
-        render: impl AsyncFnOnce(&AnswerKey) -> Result<Bytes, E>,
-    ) -> Result<Bytes, E> {
-        let (Some(answers), Some(readers)) = (&self.answers, &self.readers) else {
-            return render(&key).await;
+    /// A number that differs from every earlier answer if anything was committed to the
+    /// database since that answer, by any connection ([`Readers::generation`]); `None` where the
+    /// database has no such cheap, exact signal (PostgreSQL, SQLite in memory).
+    pub fn generation(&self) -> Result<Option<u64>, DbErr> {
+        let Some(readers) = &self.readers else {
+            return Ok(None);
         };
         self.observe("PRAGMA data_version");
-        // Taken before `render` reads, so that what it reads is at least this current.
-        let generation = readers.generation()?;
-        if let Some(body) = answers.get(&key, generation) {
-            return Ok(body);
-        }
-        let body = render(&key).await?;
-        answers.keep(key, generation, body.clone());
-        Ok(body)
+        readers.generation().map(Some)
+    }
+
+    /// Runs `work` while one inline reader is taken, so that the reads within it open a second
+    /// one (the response cache's test of a reader's first question).
+    #[cfg(test)]
+    pub(crate) fn while_a_reader_is_busy<T>(&self, work: impl FnOnce() -> T) -> T {
+        let readers = self.readers.as_ref().expect("inline readers");
+        readers.with_reader(|_| Ok(work())).unwrap()
     }
 
     /// Whether the hot reads run inline on rusqlite.
@@ -303,7 +285,7 @@ impl Readers {
     /// commit finds its `data_version` changed, and one that had not moves the generation
     /// when it first asks. So an answer read after the generation was taken, and kept with
     /// it, is current for as long as the generation stays.
-    pub(super) fn generation(&self) -> Result<u64, DbErr> {
+    fn generation(&self) -> Result<u64, DbErr> {
         self.with_reader(|reader| {
             let version: i64 = reader
                 .connection
@@ -641,8 +623,6 @@ mod tests {
     use sea_orm::sqlx::sqlite::SqliteRow;
     use sea_orm::sqlx::{self, Executor, PgPool, Row};
 
-    use sea_orm::DbErr;
-
     use super::{Columns, Db, DecodeError, FromRow, HotRow, HotValue, postgres_timestamptz};
 
     /// A row of every kind of value the hot reads decode, for the inline readers' oracle.
@@ -810,6 +790,7 @@ mod tests {
     /// The oracle of the PostgreSQL value readers: values of PostgreSQL's types read through
     /// real rows, in the binary format of prepared statements and the text format of simple
     /// queries, answer what sqlx's own decoder answers, value or error, on the fast path or not.
+    #[cfg_attr(not(external_backends), ignore = "needs TEST_DATABASE_URL")]
     #[tokio::test]
     async fn postgres_values_decode_as_sqlx_does() {
         let Ok(url) = std::env::var("TEST_DATABASE_URL") else {
@@ -888,180 +869,6 @@ mod tests {
                 .await
                 .unwrap();
             assert_eq!(postgres_timestamptz(&row, 0), None, "{value}");
-        }
-    }
-
-    /// A kept answer is used while nothing was written, and never after a commit: one through
-    /// the service's own writers, one by another connection to the file (another process), one
-    /// seen first by a reader that had not asked before, and one after every reader had asked.
-    #[tokio::test]
-    async fn a_kept_answer_lasts_until_the_first_commit_whoever_makes_it() {
-        use std::cell::Cell;
-
-        use sea_orm::ConnectionTrait;
-
-        let dir = std::env::temp_dir().join(format!("careers-answers-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        let path = dir.join("answers.db");
-        for suffix in ["", "-wal", "-shm"] {
-            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
-        }
-        let orm = crate::db::connect(&format!("sqlite://{}", path.display()), None)
-            .await
-            .unwrap();
-        orm.execute_unprepared("CREATE TABLE t (n INTEGER NOT NULL); INSERT INTO t VALUES (1)")
-            .await
-            .unwrap();
-        let db = Db::new(orm).with_answer_cache(1 << 20);
-        let key = applications_page(1);
-        let renders = Cell::new(0);
-        // The answer: the table's sum, read by the render, and whether it was rendered.
-        let answer = || answer_now(&db, &key, &renders);
-        assert_eq!(answer(), ("1".into(), true));
-        assert_eq!(answer(), ("1".into(), false), "nothing was written");
-
-        db.execute_unprepared("INSERT INTO t VALUES (2)")
-            .await
-            .unwrap();
-        assert_eq!(answer(), ("3".into(), true), "the service's own write");
-        assert_eq!(answer(), ("3".into(), false));
-
-        let other = rusqlite::Connection::open(&path).unwrap();
-        other.execute("INSERT INTO t VALUES (4)", []).unwrap();
-        assert_eq!(answer(), ("7".into(), true), "another connection's write");
-
-        // A second reader, opened while the first is busy: its first question moves the
-        // generation (it cannot know what it missed), so the kept answer is read again.
-        let readers = db.readers.as_ref().unwrap();
-        let busy = readers.with_reader(|_| Ok(answer_now(&db, &key, &renders)));
-        assert_eq!(
-            busy.unwrap(),
-            ("7".into(), true),
-            "a reader's first question"
-        );
-        assert_eq!(answer(), ("7".into(), false));
-
-        // Both readers have asked; a commit; each reader's first question after it moves the
-        // generation on (a conservative second render: neither knows what the other saw).
-        other.execute("INSERT INTO t VALUES (8)", []).unwrap();
-        let busy = readers.with_reader(|_| Ok(answer_now(&db, &key, &renders)));
-        assert_eq!(
-            busy.unwrap(),
-            ("15".into(), true),
-            "the second reader saw the commit"
-        );
-        assert_eq!(answer(), ("15".into(), true), "the first reader saw it too");
-        assert_eq!(answer(), ("15".into(), false));
-        other.execute("INSERT INTO t VALUES (16)", []).unwrap();
-        assert_eq!(answer(), ("31".into(), true));
-
-        // A commit while a page is rendered: the page read before it is kept under the
-        // generation taken before the render, so the next request reads again.
-        let during = db
-            .answer(key.clone(), async |_| -> Result<bytes::Bytes, DbErr> {
-                unreachable!("kept: nothing was committed")
-            })
-            .await
-            .unwrap();
-        assert_eq!(during, "31");
-        let page_3 = applications_page(3);
-        let rendered = db
-            .answer(page_3.clone(), async |_| -> Result<bytes::Bytes, DbErr> {
-                let sum: i64 = db
-                    .fetch_optional("SELECT SUM(n) FROM t", &[])
-                    .await?
-                    .unwrap();
-                other.execute("INSERT INTO t VALUES (32)", []).unwrap();
-                Ok(sum.to_string().into())
-            })
-            .await
-            .unwrap();
-        assert_eq!(rendered, "31", "read before the commit");
-        let next = db
-            .answer(page_3, async |_| -> Result<bytes::Bytes, DbErr> {
-                Ok("63".into())
-            })
-            .await
-            .unwrap();
-        assert_eq!(
-            next, "63",
-            "the commit during the render is seen by the next request"
-        );
-
-        // A failed render is not kept.
-        let page_2 = applications_page(2);
-        let failed = db
-            .answer(page_2.clone(), async |_| -> Result<bytes::Bytes, DbErr> {
-                Err(DbErr::Custom("render failed".into()))
-            })
-            .await;
-        assert!(failed.is_err());
-        let again = db
-            .answer(page_2, async |_| -> Result<bytes::Bytes, DbErr> {
-                Ok("2".into())
-            })
-            .await;
-        assert_eq!(again.unwrap(), "2");
-        assert_eq!(answer(), ("63".into(), true));
-        let stats = db.answer_stats().unwrap();
-        assert_eq!((stats.hits, stats.misses), (5, 12));
-
-        let _ = std::fs::remove_dir_all(&dir);
-    }
-
-    /// The key of company 1's application page `page`, 25 a page.
-    fn applications_page(page: u64) -> crate::db::AnswerKey {
-        crate::db::AnswerKey::EmployerApplications {
-            company_id: 1,
-            job_id: None,
-            page,
-            per_page: 25,
-        }
-    }
-
-    /// [`Db::answer`] with the sum render, polled on this thread (inline reads never wait, so this
-    /// also runs while a test holds a reader): the body, and whether it was rendered.
-    fn answer_now(
-        db: &Db,
-        key: &crate::db::AnswerKey,
-        renders: &std::cell::Cell<u32>,
-    ) -> (String, bool) {
-        let before = renders.get();
-        let body = futures::executor::block_on(db.answer(
-            key.clone(),
-            async |_| -> Result<bytes::Bytes, DbErr> {
-                renders.set(renders.get() + 1);
-                let sum: i64 = db
-                    .fetch_optional("SELECT SUM(n) FROM t", &[])
-                    .await?
-                    .unwrap();
-                Ok(sum.to_string().into())
-            },
-        ))
-        .unwrap();
-        (
-            String::from_utf8(body.to_vec()).unwrap(),
-            renders.get() > before,
-        )
-    }
-
-    /// Without a file (SQLite in memory) nothing is kept: every answer is rendered (with 0
-    /// bytes on a file: `response_cache::with_no_memory_for_it_every_list_is_read`).
-    #[tokio::test]
-    async fn answers_are_rendered_every_time_where_none_are_kept() {
-        let memory = sea_orm::Database::connect("sqlite::memory:").await.unwrap();
-        let db = Db::new(memory).with_answer_cache(1 << 20);
-        assert!(db.answer_stats().is_none());
-        let key = applications_page(1);
-        for _ in 0..2 {
-            let mut rendered = false;
-            db.answer(key.clone(), async |_| -> Result<bytes::Bytes, DbErr> {
-                rendered = true;
-                Ok("x".into())
-            })
-            .await
-            .unwrap();
-            assert!(rendered);
         }
     }
 }

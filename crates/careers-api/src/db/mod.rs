@@ -1,6 +1,5 @@
 //! One data layer for SQLite (embedded default) and PostgreSQL.
 
-mod answers;
 mod error;
 mod hot;
 pub mod migrations;
@@ -12,7 +11,6 @@ use sea_orm::{
 };
 use sea_orm_migration::MigratorTrait;
 
-pub use answers::{AnswerKey, AnswerStats};
 pub use error::{DataError, unique_violation};
 pub use hot::{Columns, Db, DecodeError, FromRow, HotRow, Rows};
 pub use migrations::Migrator;

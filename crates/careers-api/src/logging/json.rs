@@ -49,7 +49,7 @@ where
         fields.result?;
         // Written while a request's handler runs: that request's id, unless the event names one.
         if !fields.request_id {
-            super::with_request_id(|id| match id {
+            super::handling::with_request_id(|id| match id {
                 Some(id) => {
                     out.write_str(",\"request_id\":")?;
                     string(&mut out, id)

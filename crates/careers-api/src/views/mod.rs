@@ -4,10 +4,12 @@
 use axum::body::{Body, Bytes};
 use axum::http::{HeaderValue, header};
 use axum::response::{IntoResponse, Response};
-use chrono::{DateTime, SecondsFormat};
 use serde::{Deserialize, Serialize};
 
 use crate::error::ApiError;
+
+mod envelopes;
+pub use envelopes::*;
 
 /// A JSON response: what `axum::Json` answers (`Content-Type: application/json`, serde_json's
 /// bytes), serialised into a `Vec` of 1 KiB, which holds most bodies whole, where axum's
@@ -51,12 +53,6 @@ impl IntoResponse for JsonBytes {
     }
 }
 
-pub fn rfc3339(unix_seconds: i64) -> String {
-    DateTime::from_timestamp(unix_seconds, 0)
-        .unwrap_or_default()
-        .to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
 /// `?page=` (from 1) and `?per_page=` (default 25, at most 100).
 #[derive(Debug, Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -67,13 +63,6 @@ pub struct PageParams {
     /// Items per page, 1 to 100 (default 25).
     #[param(minimum = 1, maximum = 100)]
     pub per_page: Option<u64>,
-}
-
-#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
-pub struct Meta {
-    pub page: u64,
-    pub per_page: u64,
-    pub total: u64,
 }
 
 impl PageParams {
@@ -95,36 +84,6 @@ impl PageParams {
             ));
         }
         Ok((page, per_page))
-    }
-}
-
-/// Declares a response envelope: the payload under the model's table name, plus `meta` for lists.
-macro_rules! envelope {
-    ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty }) => {
-        $(#[$doc])*
-        #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-        pub struct $name {
-            pub $key: $ty,
-        }
-    };
-    ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty, meta }) => {
-        $(#[$doc])*
-        #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-        pub struct $name {
-            pub $key: $ty,
-            pub meta: $crate::views::Meta,
-        }
-    };
-}
-pub(crate) use envelope;
-
-impl Meta {
-    pub fn new(page: u64, per_page: u64, total: u64) -> Self {
-        Self {
-            page,
-            per_page,
-            total,
-        }
     }
 }
 

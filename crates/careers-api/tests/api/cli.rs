@@ -171,7 +171,7 @@ backend_tests! {
         let (user_id, user) = app.user_session("ada@example.com").await;
         let (admin_id, admin) = app.admin_session("grace@example.com").await;
         let output = careers_api(&app_env(&app), &["sessions", "flush", "--context", "admin"]);
-        if backend == Backend::SqliteMemory {
+        if backend == Backend::SqliteMemoryStore {
             // The in-memory store lives in the server process: the CLI says so and fails.
             assert!(!output.status.success());
             assert!(String::from_utf8_lossy(&output.stderr).contains("REDIS_URL"));

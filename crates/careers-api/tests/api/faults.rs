@@ -232,6 +232,10 @@ fn split_database_url(url: &str) -> (String, String, String) {
     )
 }
 
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_down_fails_closed_with_503_and_recovers_without_restart() {
     redis_down_fails_closed(false).await;
@@ -239,6 +243,10 @@ async fn redis_down_fails_closed_with_503_and_recovers_without_restart() {
 
 /// The same with the session cache on (DECISIONS 115): a kept session is not served from the
 /// moment Redis is gone, and the cache works again after the outage.
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redis_down_fails_closed_with_the_session_cache_on() {
     redis_down_fails_closed(true).await;
@@ -319,6 +327,10 @@ async fn app_behind_proxy() -> (PgProxy, TestApp) {
     (proxy, app)
 }
 
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_down_fails_closed_with_503_and_recovers_without_restart() {
     if !Backend::PostgresRedis.available() {
@@ -367,6 +379,10 @@ async fn postgres_down_fails_closed_with_503_and_recovers_without_restart() {
 
 /// The pool pings a connection only when it has sat idle for a second (docs/DECISIONS.md): after
 /// a blip that killed every connection and then a pause, not even the first request fails.
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_connections_that_sat_idle_are_tested_before_use() {
     if !Backend::PostgresRedis.available() {

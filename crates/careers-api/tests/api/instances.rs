@@ -40,6 +40,10 @@ fn sync_clocks(apps: &[&TestApp]) {
     }
 }
 
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_instances_share_sessions() {
     if !Backend::PostgresRedis.available() {
@@ -91,6 +95,10 @@ async fn two_instances_share_sessions() {
     assert_error(ended, StatusCode::UNAUTHORIZED, "session_ended").await;
 }
 
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restarted_server_accepts_sessions_issued_before_the_restart() {
     if !Backend::PostgresRedis.available() {
@@ -121,6 +129,10 @@ async fn a_restarted_server_accepts_sessions_issued_before_the_restart() {
     assert_eq!(c.read(&renewed, id).await.status(), StatusCode::OK);
 }
 
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn instances_share_the_failed_login_count() {
     if !Backend::PostgresRedis.available() {
@@ -146,6 +158,10 @@ async fn instances_share_the_failed_login_count() {
 /// With the session cache on (DECISIONS 115), a session ended on one instance is refused by
 /// another that kept it on the very next request, as without the cache (CONTRACT §3), again
 /// and again; the kept copies were served in between (the other instance's cache counted hits).
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_the_session_cache_an_ended_session_is_refused_everywhere_at_once() {
     if !Backend::PostgresRedis.available() {

@@ -117,6 +117,10 @@ async fn deploy(first: &TestApp, keys: &str, secret: &str) -> TestApp {
     app
 }
 
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_rotation_across_restarts_keeps_every_session_whose_key_is_listed() {
     if !Backend::PostgresRedis.available() {

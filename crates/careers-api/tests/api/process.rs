@@ -451,6 +451,10 @@ async fn sigterm_lets_in_flight_requests_finish_and_refuses_new_connections() {
 }
 
 /// Two `careers-api` processes sharing PostgreSQL and Redis behave as one service.
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_processes_sharing_postgres_and_redis_behave_as_one() {
     if !Backend::PostgresRedis.available() {
@@ -778,6 +782,10 @@ async fn metrics_audit_events_and_api_docs() {
 
 /// On a SQLite file with Redis the session cache is on by default (DECISIONS 115): a session's
 /// later checks are answered from its copy, and `/metrics` shows it.
+#[cfg_attr(
+    not(external_backends),
+    ignore = "needs TEST_DATABASE_URL and TEST_REDIS_URL"
+)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_sqlite_and_redis_the_session_cache_is_on_and_measured() {
     if !Backend::PostgresRedis.available() {

@@ -64,7 +64,7 @@ fn fixture() -> Fixture {
             .unwrap(),
     );
     let (app, creds) = runtime.block_on(async {
-        let app = TestApp::spawn(Backend::SqliteMemory).await;
+        let app = TestApp::spawn(Backend::SqliteMemoryStore).await;
         let company = fixtures::company(&app, "Acme").await;
         let (_, creds) = fixtures::employer(&app, "erin@acme.example", company).await;
         fixtures::job(&app, company, "Rust engineer", true).await;

@@ -93,7 +93,7 @@ backend_tests! {
 /// after a write, the page's statement runs again.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_kept_list_costs_the_area_check_and_the_version_only() {
-    let app = TestApp::spawn(Backend::SqliteMemory).await;
+    let app = TestApp::spawn(Backend::SqliteMemoryStore).await;
     let acme = company(&app, "Acme").await;
     let (boss_id, boss) = employer(&app, "boss@acme.example", acme).await;
     let job_id = job(&app, acme, "Rust engineer", true).await;
@@ -123,15 +123,26 @@ async fn a_kept_list_costs_the_area_check_and_the_version_only() {
     assert_eq!(ran.len(), 3, "{ran:?}");
     assert_eq!(ran[1], "PRAGMA data_version", "{ran:?}");
     assert!(ran[2].contains("FROM careers_job_applications"), "{ran:?}");
-    let stats = app.state.db.answer_stats().expect("kept on a SQLite file");
+    let stats = app
+        .state
+        .answers
+        .as_ref()
+        .map(|answers| answers.stats())
+        .expect("kept on a SQLite file");
     assert_eq!((stats.hits, stats.misses), (1, 2));
 }
 
 /// `RESPONSE_CACHE_MIB=0` keeps nothing: every list runs its page statement.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_no_memory_for_it_every_list_is_read() {
-    let app = TestApp::spawn_with(Backend::SqliteMemory, &[("RESPONSE_CACHE_MIB", "0")]).await;
-    assert!(app.state.db.answer_stats().is_none());
+    let app = TestApp::spawn_with(Backend::SqliteMemoryStore, &[("RESPONSE_CACHE_MIB", "0")]).await;
+    assert!(
+        app.state
+            .answers
+            .as_ref()
+            .map(|answers| answers.stats())
+            .is_none()
+    );
     let acme = company(&app, "Acme").await;
     let (_, boss) = employer(&app, "boss@acme.example", acme).await;
     for _ in 0..2 {

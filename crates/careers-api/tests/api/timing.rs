@@ -16,7 +16,7 @@ fn median(mut samples: Vec<f64>) -> f64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "a measurement, not a test: run by hand"]
 async fn timing_of_unknown_email_and_wrong_password() {
-    let app = TestApp::spawn(Backend::SqliteMemory).await;
+    let app = TestApp::spawn(Backend::SqliteMemoryStore).await;
     // Ten known accounts: each may fail nine times before its own throttle; 90 failures stay
     // under the address limit of 100.
     for n in 0..10 {

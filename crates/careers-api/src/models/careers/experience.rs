@@ -7,7 +7,7 @@ use sea_orm::Set;
 use serde::{Deserialize, Serialize};
 
 use self::entity as experience;
-use super::user_profile::{NestedItem, ProfileChild};
+use super::nested::{NestedItem, ProfileChild};
 use crate::forms::{date, parse_date};
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]

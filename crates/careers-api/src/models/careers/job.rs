@@ -13,13 +13,13 @@ use sea_orm::{
 use serde::{Deserialize, Serialize};
 
 use self::entity as job;
-use super::job_application::{OwnApplication, entity as application};
+use super::briefs::OwnApplication;
+use super::job_application::entity as application;
 use super::user_profile::profile_of_user;
 use crate::db::{DataError, page_of};
-use crate::error::ApiError;
-use crate::forms::{Errors, IdRef};
+
+use crate::forms::{Errors, IdRef, Invalid};
 use crate::models::org::company::{CompanyBrief, entity as company};
-use crate::views::envelope;
 
 /// `Careers::Job`: `{title, description, published, company: {id}}`.
 #[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
@@ -35,23 +35,16 @@ pub struct JobForm {
 }
 
 impl JobForm {
-    pub fn validate_create(&self) -> Result<(), ApiError> {
+    pub fn validate_create(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("title", self.title.is_some());
         errors.require("company", self.company.is_some());
         errors.finish()
     }
 
-    pub fn validate_update(&self) -> Result<(), ApiError> {
+    pub fn validate_update(&self) -> Result<(), Invalid> {
         Errors::of(self).finish()
     }
-}
-
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct JobBrief {
-    pub id: i64,
-    pub title: String,
-    pub company: CompanyBrief,
 }
 
 /// `Careers::Job` with its company.
@@ -267,15 +260,3 @@ pub async fn marketplace_jobs(
         .collect();
     Ok((views, total))
 }
-
-envelope!(CareersJobOne {
-    careers_jobs: JobView
-});
-
-envelope!(CareersJobList { careers_jobs: Vec<JobView>, meta });
-
-envelope!(MarketplaceJobOne {
-    careers_jobs: MarketplaceJobView
-});
-
-envelope!(MarketplaceJobList { careers_jobs: Vec<MarketplaceJobView>, meta });

@@ -14,17 +14,17 @@ use sea_orm::{
 use serde::{Deserialize, Serialize};
 
 use self::entity as application;
+use super::briefs::JobBrief;
 use super::experience::{self, ExperienceItem};
-use super::job::{JobBrief, entity as job};
+use super::job::entity as job;
 use super::user_profile::{ProfileChildren, children_of};
 use crate::db::{
     Columns, DataError, Db, DecodeError, FromRow, HotRow, Rows, page_of, unique_violation,
 };
-use crate::error::ApiError;
-use crate::forms::{Errors, IdRef};
+
+use crate::forms::{Errors, IdRef, Invalid};
 use crate::models::identities::user::UserBrief;
 use crate::models::org::company::{CompanyBrief, entity as company};
-use crate::views::{Meta, envelope};
 
 /// `Careers::JobApplication`'s own attributes. Its text is borrowed from the database's rows
 /// where the employer's list writes them straight from its hot read, and owned everywhere
@@ -102,22 +102,6 @@ pub struct CandidateApplicationItem {
     pub careers_job: JobBrief,
 }
 
-/// One of the caller's own applications to a marketplace job.
-#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
-pub struct OwnApplication {
-    pub id: i64,
-    pub status: String,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
-    pub created_at: DateTime<Utc>,
-}
-
-/// The employer's page of applications, borrowing its text from the rows it was read from.
-#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct EmployerApplicationList<'a> {
-    pub careers_job_applications: Vec<EmployerApplicationItem<'a>>,
-    pub meta: Meta,
-}
-
 /// `careers_user_profile` of an application: the caller's own profile, plus experiences to add.
 #[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct ApplicantRef {
@@ -139,7 +123,7 @@ pub struct JobApplicationForm {
 }
 
 impl JobApplicationForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("careers_job", self.careers_job.is_some());
         errors.require("careers_user_profile", self.careers_user_profile.is_some());
@@ -435,16 +419,3 @@ pub async fn apply(
     txn.commit().await?;
     Ok(item.into())
 }
-
-envelope!(EmployerApplicationOne {
-    careers_job_applications: EmployerApplicationDetail
-});
-
-envelope!(CandidateApplicationList {
-    careers_job_applications: Vec<CandidateApplicationItem>,
-    meta
-});
-
-envelope!(CandidateApplicationOne {
-    careers_job_applications: CandidateApplicationItem
-});

@@ -4,9 +4,11 @@
 //! Responses join at most three tables; has-many children are loaded with one batched query
 //! per association, so a list costs the same number of statements whatever its length.
 
+pub mod briefs;
 pub mod certificate;
 pub mod experience;
 pub mod job;
 pub mod job_application;
+pub mod nested;
 pub mod skill;
 pub mod user_profile;

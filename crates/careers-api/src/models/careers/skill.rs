@@ -7,7 +7,7 @@ use sea_orm::Set;
 use serde::{Deserialize, Serialize};
 
 use self::entity as skill;
-use super::user_profile::{NestedItem, ProfileChild};
+use super::nested::{NestedItem, ProfileChild};
 
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct SkillView {

@@ -7,20 +7,19 @@ use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, ModelTrait,
-    QueryFilter, QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait, QueryFilter,
+    QueryOrder, Set,
 };
 use serde::{Deserialize, Serialize};
 
 use self::entity as profile;
 use super::certificate::{self, CertificateItem, CertificateView};
 use super::experience::{self, ExperienceItem, ExperienceView};
+use super::nested::{require_items, sync_children};
 use super::skill::{self, SkillItem, SkillView};
 use crate::db::{DataError, unique_violation};
-use crate::error::ApiError;
-use crate::forms::Errors;
+use crate::forms::{Errors, Invalid};
 use crate::models::identities::user::entity as user;
-use crate::views::envelope;
 
 /// A talent profile's has-many children, loaded in one batched query each.
 #[derive(Debug, Clone, Default, Serialize, utoipa::ToSchema)]
@@ -63,20 +62,11 @@ pub struct TalentProfileCreateForm {
 }
 
 impl TalentProfileCreateForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("headline", self.headline.is_some());
         errors.finish()
     }
-}
-
-/// A nested item: with `id` it updates (or, with `_destroy`, removes) an existing child;
-/// without, it creates one, which needs its one required field.
-pub trait NestedItem {
-    fn id(&self) -> Option<i64>;
-    fn destroy(&self) -> bool;
-    /// The required field of a new item, and whether it is present.
-    fn required_field(&self) -> (&'static str, bool);
 }
 
 /// `PATCH /talent/careers/user_profile`.
@@ -92,17 +82,8 @@ pub struct TalentProfileForm {
     pub skills: Option<Vec<SkillItem>>,
 }
 
-fn require_items<T: NestedItem>(errors: &mut Errors, key: &str, items: &Option<Vec<T>>) {
-    for (index, item) in items.iter().flatten().enumerate() {
-        if item.id().is_none() && !item.destroy() {
-            let (field, present) = item.required_field();
-            errors.require(&format!("{key}[{index}].{field}"), present);
-        }
-    }
-}
-
 impl TalentProfileForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         require_items(&mut errors, "certificates", &self.certificates);
         require_items(&mut errors, "experiences", &self.experiences);
@@ -265,60 +246,3 @@ pub async fn update_profile(
     txn.commit().await?;
     Ok(view)
 }
-
-/// A child entity of a talent profile.
-pub(super) trait ProfileChild: EntityTrait {
-    fn profile_id(model: &Self::Model) -> i64;
-}
-
-/// Items with `id` update (or with `_destroy` remove) the profile's own child of that id; items
-/// without create one. An id that is not the profile's own is a 422 on that item.
-async fn sync_children<E, I>(
-    txn: &sea_orm::DatabaseTransaction,
-    profile_id: i64,
-    key: &str,
-    items: &[I],
-    build: impl Fn(&I, Option<E::Model>) -> E::ActiveModel,
-) -> Result<(), DataError>
-where
-    E: ProfileChild,
-    E::Model: sea_orm::IntoActiveModel<E::ActiveModel> + ModelTrait<Entity = E> + Sync,
-    E::ActiveModel: ActiveModelTrait<Entity = E> + sea_orm::ActiveModelBehavior + Send,
-    <E::PrimaryKey as sea_orm::PrimaryKeyTrait>::ValueType: From<i64>,
-    I: NestedItem,
-{
-    for (index, item) in items.iter().enumerate() {
-        // `_destroy` on an item that names no existing child has nothing to remove.
-        if item.destroy() && item.id().is_none() {
-            continue;
-        }
-        let existing = match item.id() {
-            Some(id) => Some(
-                E::find_by_id(id)
-                    .one(txn)
-                    .await?
-                    .filter(|m| E::profile_id(m) == profile_id)
-                    .ok_or_else(|| {
-                        DataError::invalid(format!("{key}[{index}].id"), "does not exist")
-                    })?,
-            ),
-            None => None,
-        };
-        let result = match existing {
-            Some(model) if item.destroy() => model.delete(txn).await.map(drop),
-            existing => build(item, existing).save(txn).await.map(drop),
-        };
-        result.map_err(|e| {
-            if unique_violation(&e) {
-                DataError::Conflict(format!("{key}[{index}] duplicates an existing entry"))
-            } else {
-                e.into()
-            }
-        })?;
-    }
-    Ok(())
-}
-
-envelope!(CareersUserProfileOne {
-    careers_user_profiles: TalentProfileView
-});

@@ -8,8 +8,8 @@ pub mod user;
 use serde::Deserialize;
 
 use crate::db::DataError;
-use crate::error::ApiError;
-use crate::forms::Errors;
+
+use crate::forms::{Errors, Invalid};
 
 /// E-mail as stored and compared: trimmed and lower-cased.
 pub fn normalize_email(email: &str) -> String {
@@ -43,7 +43,7 @@ pub struct LoginForm {
 }
 
 impl LoginForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("email", self.email.is_some());
         errors.require("password", self.password.is_some());
@@ -62,7 +62,7 @@ pub struct PasswordChangeForm {
 }
 
 impl PasswordChangeForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("current_password", self.current_password.is_some());
         errors.require("password", self.password.is_some());
@@ -79,7 +79,7 @@ pub struct TotpCodeForm {
 }
 
 impl TotpCodeForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("code", self.code.is_some());
         errors.finish()

@@ -26,8 +26,8 @@ use self::request as reset_request;
 use super::normalize_email;
 use super::user::entity as user;
 use crate::db::{DataError, write_transaction};
-use crate::error::ApiError;
-use crate::forms::Errors;
+
+use crate::forms::{Errors, Invalid};
 use crate::mail::{self, NewMail};
 
 /// How long a token is valid after its request.
@@ -41,7 +41,7 @@ pub struct PasswordResetRequestForm {
 }
 
 impl PasswordResetRequestForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("email", self.email.is_some());
         errors.finish()
@@ -60,7 +60,7 @@ pub struct PasswordResetForm {
 }
 
 impl PasswordResetForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("token", self.token.is_some());
         errors.require("password", self.password.is_some());
@@ -69,8 +69,8 @@ impl PasswordResetForm {
 }
 
 /// The error of an unknown, used, voided or expired token.
-pub fn invalid_token() -> ApiError {
-    ApiError::field("token", "is invalid or has expired")
+pub fn invalid_token() -> Invalid {
+    Invalid::field("token", "is invalid or has expired")
 }
 
 /// How a token is stored: lower-case hex SHA-256 (a token carries 256 random bits, so no salt

@@ -4,7 +4,7 @@
 use serde::Serialize;
 use sessions::SessionInfo;
 
-use crate::views::{envelope, rfc3339};
+use crate::timestamp::rfc3339;
 
 /// One session: its public handle (never a credential), times, client address and browser.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -38,12 +38,3 @@ impl From<SessionInfo> for SessionView {
         }
     }
 }
-
-envelope!(
-    /// `GET .../sessions`: the live sessions, most recently used first.
-    SessionList { sessions: Vec<SessionView> }
-);
-envelope!(
-    /// `GET .../sessions/current`.
-    SessionOne { sessions: SessionView }
-);

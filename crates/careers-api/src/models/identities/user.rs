@@ -15,10 +15,9 @@ use serde::{Deserialize, Serialize};
 use self::entity as user;
 use super::{email_taken_or, normalize_email};
 use crate::db::{Columns, DataError, Db, DecodeError, FromRow, HotRow, page_of};
-use crate::error::ApiError;
-use crate::forms::{Errors, IdRef};
+
+use crate::forms::{Errors, IdRef, Invalid};
 use crate::models::country::entity as country;
-use crate::views::envelope;
 
 /// `Identities::User` as specification §2.3 lists it.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -96,7 +95,7 @@ pub struct SignUpForm {
 }
 
 impl SignUpForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("email", self.email.is_some());
         errors.require("password", self.password.is_some());
@@ -125,7 +124,7 @@ pub struct UserUpdateForm {
 }
 
 impl UserUpdateForm {
-    pub fn validate(&self) -> Result<(), ApiError> {
+    pub fn validate(&self) -> Result<(), Invalid> {
         Errors::of(self).finish()
     }
 }
@@ -293,9 +292,3 @@ fn escape_like(text: &str) -> String {
         .replace('%', "\\%")
         .replace('_', "\\_")
 }
-
-envelope!(IdentitiesUserOne {
-    identities_users: UserView
-});
-
-envelope!(IdentitiesUserList { identities_users: Vec<UserView>, meta });

@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use self::entity as company;
 use crate::db::{DataError, page_of};
-use crate::views::envelope;
 
 #[derive(Debug, Clone, Serialize, PartialEq, Eq, utoipa::ToSchema)]
 pub struct CompanyBrief {
@@ -59,5 +58,3 @@ pub async fn list_companies(
         .await?;
     Ok((rows.iter().map(CompanyView::from).collect(), total))
 }
-
-envelope!(OrgCompanyList { org_companies: Vec<CompanyView>, meta });

@@ -14,10 +14,9 @@ use self::entity as profile;
 use super::Scope;
 use super::company::{CompanyBrief, entity as company};
 use crate::db::{DataError, Db, page_of};
-use crate::error::ApiError;
-use crate::forms::{Errors, IdRef};
+
+use crate::forms::{Errors, IdRef, Invalid};
 use crate::models::identities::user::{UserBrief, entity as user};
-use crate::views::envelope;
 
 /// `Org::UserProfile` with its user and company joined.
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -44,7 +43,7 @@ pub struct OrgUserProfileForm {
 }
 
 impl OrgUserProfileForm {
-    pub fn validate_create(&self) -> Result<(), ApiError> {
+    pub fn validate_create(&self) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("title", self.title.is_some());
         errors.require("identities_user", self.identities_user.is_some());
@@ -52,7 +51,7 @@ impl OrgUserProfileForm {
         errors.finish()
     }
 
-    pub fn validate_update(&self) -> Result<(), ApiError> {
+    pub fn validate_update(&self) -> Result<(), Invalid> {
         Errors::of(self).finish()
     }
 }
@@ -291,9 +290,3 @@ async fn checked_user<C: ConnectionTrait>(
 fn one_profile_per_user(error: sea_orm::DbErr) -> DataError {
     DataError::conflict_if_unique(error, "this user already has an org profile")
 }
-
-envelope!(OrgUserProfileOne {
-    org_user_profiles: OrgUserProfileView
-});
-
-envelope!(OrgUserProfileList { org_user_profiles: Vec<OrgUserProfileView>, meta });

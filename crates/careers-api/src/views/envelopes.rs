@@ -1,0 +1,111 @@
+//! The response envelopes: each payload under its model's table name (CONTRACT §5), with
+//! `meta` beside a list. The shapes inside them are the models' views.
+
+use serde::Serialize;
+
+use crate::models::careers::job::{JobView, MarketplaceJobView};
+use crate::models::careers::job_application::{
+    CandidateApplicationItem, EmployerApplicationDetail, EmployerApplicationItem,
+};
+use crate::models::careers::user_profile::TalentProfileView;
+use crate::models::identities::session::SessionView;
+use crate::models::identities::user::UserView;
+use crate::models::org::company::CompanyView;
+use crate::models::org::user_profile::OrgUserProfileView;
+
+/// `meta` of a list (CONTRACT §5).
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+pub struct Meta {
+    pub page: u64,
+    pub per_page: u64,
+    pub total: u64,
+}
+
+impl Meta {
+    pub fn new(page: u64, per_page: u64, total: u64) -> Self {
+        Self {
+            page,
+            per_page,
+            total,
+        }
+    }
+}
+
+/// Declares a response envelope: the payload under the model's table name, plus `meta` for lists.
+macro_rules! envelope {
+    ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty }) => {
+        $(#[$doc])*
+        #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+        pub struct $name {
+            pub $key: $ty,
+        }
+    };
+    ($(#[$doc:meta])* $name:ident { $key:ident: $ty:ty, meta }) => {
+        $(#[$doc])*
+        #[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+        pub struct $name {
+            pub $key: $ty,
+            pub meta: Meta,
+        }
+    };
+}
+
+envelope!(IdentitiesUserOne {
+    identities_users: UserView
+});
+
+envelope!(IdentitiesUserList { identities_users: Vec<UserView>, meta });
+
+envelope!(
+    /// `GET .../sessions`: the live sessions, most recently used first.
+    SessionList { sessions: Vec<SessionView> }
+);
+
+envelope!(
+    /// `GET .../sessions/current`.
+    SessionOne { sessions: SessionView }
+);
+
+envelope!(OrgUserProfileOne {
+    org_user_profiles: OrgUserProfileView
+});
+
+envelope!(OrgUserProfileList { org_user_profiles: Vec<OrgUserProfileView>, meta });
+
+envelope!(OrgCompanyList { org_companies: Vec<CompanyView>, meta });
+
+envelope!(CareersUserProfileOne {
+    careers_user_profiles: TalentProfileView
+});
+
+envelope!(EmployerApplicationOne {
+    careers_job_applications: EmployerApplicationDetail
+});
+
+envelope!(CandidateApplicationList {
+    careers_job_applications: Vec<CandidateApplicationItem>,
+    meta
+});
+
+envelope!(CandidateApplicationOne {
+    careers_job_applications: CandidateApplicationItem
+});
+
+/// The employer's page of applications, borrowing its text from the rows it was read from.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct EmployerApplicationList<'a> {
+    pub careers_job_applications: Vec<EmployerApplicationItem<'a>>,
+    pub meta: Meta,
+}
+
+envelope!(CareersJobOne {
+    careers_jobs: JobView
+});
+
+envelope!(CareersJobList { careers_jobs: Vec<JobView>, meta });
+
+envelope!(MarketplaceJobOne {
+    careers_jobs: MarketplaceJobView
+});
+
+envelope!(MarketplaceJobList { careers_jobs: Vec<MarketplaceJobView>, meta });
