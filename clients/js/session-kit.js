@@ -6,7 +6,7 @@
 //   const me = await api.request("GET", "/identities/user/1");
 //   api.on("session_ended", () => showLogin());
 //
-// What it does for a frontend (README, "For frontend developers"):
+// What it does for a frontend (docs/FRONTEND.md, "The session kit"):
 // - every request sends the cookies (`credentials: "include"`) and, on unsafe methods, the
 //   context's CSRF token in `X-CSRF-Token`: read from the CSRF cookie when the page can read
 //   it, else the one of the last login or refresh body (a dashboard on another registrable

@@ -211,7 +211,7 @@ def measure_interleaved(runs, duration, slice_seconds):
     rotated by r, and in odd rounds in reverse, so each comes first, and before and after each
     other one, about equally often (whatever a slice leaves behind falls on all alike). The
     host's speed drifts over seconds (by a third within the hour, and by a quarter within
-    minutes, on the hosts of docs/PERFORMANCE.md), and scenarios
+    minutes, on the hosts of docs/bench-results/previous-hosts.md), and scenarios
     measured 10 s apart drift apart with it; slices in turn put every scenario in the same
     stretch of time, so their ratios compare like with like. A scenario's req/s and CPU are its
     slices' sums over its measured time, p50 and p99 the medians of its slices' own, statuses and

@@ -22,7 +22,7 @@ const SECRET_BYTES: usize = 20;
 pub const RECOVERY_CODES: usize = 10;
 
 /// Encrypts TOTP secrets under `MFA_ENCRYPTION_KEY`: the first key encrypts, every key
-/// decrypts, so that a key can be rotated (README).
+/// decrypts, so that a key can be rotated (docs/OPERATIONS.md).
 pub struct SecretBox {
     keys: Vec<ChaCha20Poly1305>,
 }

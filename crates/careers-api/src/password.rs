@@ -281,7 +281,7 @@ fn worker(queue: &Mutex<Receiver<Job>>) {
 /// The idle scheduling class for the calling thread (Linux sets it per thread): it runs only
 /// when no ordinary thread wants the core, and a request thread that wakes up preempts it at
 /// once. Nice 19 alone still let a woken request wait for the hashing thread's time slice: the
-/// reads' p99 during a login storm rose to 2.4–3.6× idle on a shared core (docs/PERFORMANCE.md).
+/// reads' p99 during a login storm rose to 2.4–3.6× idle on a shared core (docs/bench-results/decisions-101-120-runs.md, 120).
 /// Set through the `thread-priority` crate; the lowest nice value stays as the fallback where
 /// the idle class is refused.
 fn lower_priority() {

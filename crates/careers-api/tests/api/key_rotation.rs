@@ -97,7 +97,7 @@ backend_tests! {
 }
 
 /// One deployment after another on the same PostgreSQL schema and Redis prefix, each with the
-/// key configuration of a step of the README's rotation procedure.
+/// key configuration of a step of the rotation procedure of docs/OPERATIONS.md.
 async fn deploy(first: &TestApp, keys: &str, secret: &str) -> TestApp {
     let schema = first.env["DATABASE_SCHEMA"].clone();
     let prefix = first.env["REDIS_KEY_PREFIX"].clone();

@@ -219,7 +219,7 @@ impl ApplicantRows {
 /// uncorrelated sub-query, which the database computes once, so a page with rows needs no
 /// count statement (a `COUNT(*) OVER ()` window made SQLite materialise and sort the result,
 /// ~40 % slower). The SQL is written out rather than built per request: building and dropping
-/// the ORM's query was a tenth of the list's CPU (docs/PERFORMANCE.md).
+/// the ORM's query was a tenth of the list's CPU (docs/bench-results/read-path.md).
 fn applications_to(filters: &str, tail: &str) -> String {
     format!(
         "SELECT a.id, a.status, a.cover_letter, a.created_at, a.updated_at, \
