@@ -737,6 +737,7 @@ export interface components {
             careers_user_profile?: components["schemas"]["ApplicantRef"] | null;
             cover_letter?: string | null;
         };
+        /** @description A job as an application names it: `{id, title, company: {id, name}}`. */
         JobBrief: {
             company: components["schemas"]["CompanyBrief"];
             /** Format: int64 */
@@ -782,6 +783,7 @@ export interface components {
         MarketplaceJobView: components["schemas"]["JobView"] & {
             careers_job_applications: components["schemas"]["OwnApplication"][];
         };
+        /** @description `meta` of a list (CONTRACT §5). */
         Meta: {
             /** Format: int64 */
             page: number;

@@ -22,6 +22,9 @@ use crate::views::Json;
     ),
     // The shared error responses (`error::responses`) reference `ErrorBody`; utoipa collects
     // schemas only from `body = ...`, so it is registered here.
+    // Relative to the document's own address: the API serves its document (`/openapi.json`),
+    // so the origin it was fetched from is the server, whatever the deployment.
+    servers((url = "/", description = "The origin this document was fetched from")),
     components(schemas(ErrorBody)),
     modifiers(&SecuritySchemes),
     tags(
@@ -81,6 +84,7 @@ pub fn document() -> &'static Document {
     static DOCUMENT: std::sync::LazyLock<Document> = std::sync::LazyLock::new(|| {
         let mut document = router().into_openapi();
         unique_operation_ids(&mut document);
+        public_operations_say_so(&mut document);
         document
     });
     &DOCUMENT
@@ -116,6 +120,27 @@ fn unique_operation_ids(document: &mut Document) {
             if let Some(operation) = operation {
                 operation.operation_id = Some(format!("{method}_{slug}"));
             }
+        }
+    }
+}
+
+/// An operation that names no security requirement is public (login, sign-up, password reset,
+/// health, this document): it says so with an empty list (`security: []`), as linters and
+/// client generators expect, rather than by leaving the field out. Which operations are public
+/// is checked against the contract by `tests/api/openapi.rs`.
+fn public_operations_say_so(document: &mut Document) {
+    for item in document.paths.paths.values_mut() {
+        for operation in [
+            item.get.as_mut(),
+            item.post.as_mut(),
+            item.put.as_mut(),
+            item.patch.as_mut(),
+            item.delete.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            operation.security.get_or_insert_with(Vec::new);
         }
     }
 }

@@ -215,6 +215,37 @@ const PUBLIC_WRITES: &[(&str, &str)] = &[
     ("patch", "/identities/password_resets/current"),
 ];
 
+/// The public operations of the contract, and only they, say `security: []` (no requirement);
+/// every other operation names its session (the marketplace's optionally, with `{}`).
+#[test]
+fn exactly_the_public_operations_declare_no_security() {
+    let document = serde_json::to_value(careers_api::openapi::document()).unwrap();
+    let mut public: Vec<(String, String)> = operations(&document)
+        .into_iter()
+        .filter(|(method, path)| {
+            let security = &document["paths"][path][method]["security"];
+            assert!(security.is_array(), "{method} {path} declares its security");
+            security.as_array().unwrap().is_empty()
+        })
+        .collect();
+    public.sort();
+    let mut expected: Vec<(String, String)> = PUBLIC_WRITES
+        .iter()
+        .chain(&[
+            ("get", "/health/live"),
+            ("get", "/health/ready"),
+            ("get", "/openapi.json"),
+        ])
+        .map(|(m, p)| (m.to_string(), p.to_string()))
+        .collect();
+    expected.sort();
+    assert_eq!(public, expected);
+    assert!(
+        document["servers"][0]["url"].is_string(),
+        "the document names its server"
+    );
+}
+
 /// Every operation that requires a session documents 401; every unsafe-method one also
 /// requires the CSRF header and documents 403. An optional session (`security((), ...)`, the
 /// marketplace) is no requirement: an unusable cookie there is anonymous, not 401.
