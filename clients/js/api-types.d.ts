@@ -970,7 +970,10 @@ export interface components {
             mobile?: string | null;
             phone_code?: string | null;
         };
-        /** @description `Identities::User` as specification §2.3 lists it. */
+        /**
+         * @description `Identities::User` as specification §2.3 lists it; also the row of the session's user, the
+         *     hottest read ([`find_session_user`]).
+         */
         UserView: {
             /** Format: int64 */
             country_id: number;

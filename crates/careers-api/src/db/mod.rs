@@ -11,8 +11,9 @@ use sea_orm::{
 };
 use sea_orm_migration::MigratorTrait;
 
+pub use crate::hot_row;
 pub use error::{DataError, unique_violation};
-pub use hot::{Columns, Db, DecodeError, FromRow, HotRow, Rows};
+pub use hot::{Columns, Db, DecodeError, FromRow, HotRow, HotValue, Rows};
 pub use migrations::Migrator;
 
 /// Opens the database of `url`. SQLite gets foreign keys, WAL and a busy timeout, and its file

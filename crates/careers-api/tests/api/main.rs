@@ -14,6 +14,7 @@ mod data_layer;
 mod faults;
 mod forms;
 mod hardening;
+mod hot_reads;
 mod instances;
 mod isolation;
 mod key_rotation;

@@ -127,6 +127,9 @@ impl<'ast> Visit<'ast> for Names {
         }
     }
 
+    // `pub(super)`, `pub(in crate::x)`: who may see an item, not what it uses.
+    fn visit_visibility(&mut self, _: &'ast syn::Visibility) {}
+
     fn visit_path(&mut self, path: &'ast syn::Path) {
         // `::x::y` names an outside crate.
         if path.leading_colon.is_none() {

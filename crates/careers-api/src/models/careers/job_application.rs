@@ -18,9 +18,7 @@ use super::briefs::JobBrief;
 use super::experience::{self, ExperienceItem};
 use super::job::entity as job;
 use super::user_profile::{ProfileChildren, children_of};
-use crate::db::{
-    Columns, DataError, Db, DecodeError, FromRow, HotRow, Rows, page_of, unique_violation,
-};
+use crate::db::{DataError, Db, Rows, hot_row, page_of, unique_violation};
 
 use crate::forms::{Errors, IdRef, Invalid};
 use crate::models::identities::user::UserBrief;
@@ -148,41 +146,49 @@ impl JobApplicationForm {
 
 pub const STATUS_SUBMITTED: &str = "submitted";
 
-/// A row of [`applications_to`], decoded by position in its select-list order; its text is
-/// borrowed from the row.
-struct ApplicantRow<'r> {
-    application: ApplicationAttrs<'r>,
-    profile_id: i64,
-    user: UserBrief<'r>,
-    /// The total of the whole selection (see [`applications_to`]).
-    total: i64,
+hot_row! {
+    /// A row of [`applications_to`]: the application, its applicant's profile and user, and the
+    /// total of the whole selection (its `{filters}` are the statement's). Its text is borrowed
+    /// from the database's row.
+    struct ApplicantRow<'r> {
+        id: i64 = "a.id",
+        status: &'r str = "a.status",
+        cover_letter: &'r str = "a.cover_letter",
+        created_at: DateTime<Utc> = "a.created_at",
+        updated_at: DateTime<Utc> = "a.updated_at",
+        profile_id: i64 = "p.id",
+        user_id: i64 = "u.id",
+        user_first_name: &'r str = "u.first_name",
+        user_last_name: &'r str = "u.last_name",
+        total: i64 = "(SELECT COUNT(*) FROM careers_job_applications a \
+                      WHERE a.company_id = $1{filters})",
+    }
 }
 
-impl<'r> FromRow<'r> for ApplicantRow<'r> {
-    fn read<R: HotRow<'r>>(cols: &mut Columns<R>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            application: ApplicationAttrs {
-                id: cols.read()?,
-                status: Cow::Borrowed(cols.read()?),
-                cover_letter: Cow::Borrowed(cols.read()?),
-                created_at: cols.read()?,
-                updated_at: cols.read()?,
-            },
-            profile_id: cols.read()?,
-            user: UserBrief {
-                id: cols.read()?,
-                first_name: Cow::Borrowed(cols.read()?),
-                last_name: Cow::Borrowed(cols.read()?),
-            },
-            total: cols.read()?,
-        })
+impl<'r> ApplicantRow<'r> {
+    fn application(&self) -> ApplicationAttrs<'r> {
+        ApplicationAttrs {
+            id: self.id,
+            status: Cow::Borrowed(self.status),
+            cover_letter: Cow::Borrowed(self.cover_letter),
+            created_at: self.created_at,
+            updated_at: self.updated_at,
+        }
+    }
+
+    fn user(&self) -> UserBrief<'r> {
+        UserBrief {
+            id: self.user_id,
+            first_name: Cow::Borrowed(self.user_first_name),
+            last_name: Cow::Borrowed(self.user_last_name),
+        }
     }
 }
 
 /// A page of [`applications_to`]'s rows as the database returned them, with the total of the
 /// whole selection. The page's items borrow their text from it, so that no string of the page
 /// is copied into a `String` of its own on the way to the body (on a SQLite file the rows keep
-/// all their text in one buffer: `InlineRows` in `db/hot.rs`).
+/// all their text in one buffer: `InlineRows` in `db/hot/inline.rs`).
 pub struct ApplicantRows {
     rows: Rows,
     /// The total when there is no row to carry it: 0 on the first page, counted past the last.
@@ -199,10 +205,10 @@ impl ApplicantRows {
         let items = rows
             .into_iter()
             .map(|r| EmployerApplicationItem {
-                application: r.application,
+                application: r.application(),
                 career_user_profile: ApplicantBrief {
                     id: r.profile_id,
-                    identities_user: r.user,
+                    identities_user: r.user(),
                 },
             })
             .collect();
@@ -222,15 +228,12 @@ impl ApplicantRows {
 /// the ORM's query was a tenth of the list's CPU (docs/bench-results/read-path.md).
 fn applications_to(filters: &str, tail: &str) -> String {
     format!(
-        "SELECT a.id, a.status, a.cover_letter, a.created_at, a.updated_at, \
-         p.id AS profile_id, u.id AS user_id, u.first_name AS user_first_name, \
-         u.last_name AS user_last_name, \
-         (SELECT COUNT(*) FROM careers_job_applications a WHERE a.company_id = $1{filters}) \
-         AS total \
+        "SELECT {} \
          FROM careers_job_applications a \
          INNER JOIN careers_user_profiles p ON p.id = a.careers_user_profile_id \
          INNER JOIN identities_users u ON u.id = p.identities_user_id \
-         WHERE a.company_id = $1{filters}{tail}"
+         WHERE a.company_id = $1{filters}{tail}",
+        ApplicantRow::COLUMNS.replace("{filters}", filters)
     )
 }
 
@@ -282,11 +285,11 @@ pub async fn employer_application(
     };
     let mut children = children_of(&**db, &[row.profile_id]).await?;
     Ok(Some(EmployerApplicationDetail {
-        application: row.application.into_owned(),
+        application: row.application().into_owned(),
         career_user_profile: ApplicantDetail {
             id: row.profile_id,
             children: children.remove(&row.profile_id).unwrap_or_default(),
-            identities_user: row.user.into_owned(),
+            identities_user: row.user().into_owned(),
         },
     }))
 }

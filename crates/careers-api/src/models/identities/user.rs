@@ -3,6 +3,7 @@
 pub mod entity;
 
 use std::borrow::Cow;
+use std::sync::LazyLock;
 
 use chrono::Utc;
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
@@ -14,21 +15,23 @@ use serde::{Deserialize, Serialize};
 
 use self::entity as user;
 use super::{email_taken_or, normalize_email};
-use crate::db::{Columns, DataError, Db, DecodeError, FromRow, HotRow, page_of};
-
+use crate::db::{DataError, Db, hot_row, page_of};
 use crate::forms::{Errors, IdRef, Invalid};
 use crate::models::country::entity as country;
 
-/// `Identities::User` as specification §2.3 lists it.
-#[derive(Debug, Serialize, utoipa::ToSchema)]
-pub struct UserView {
-    pub id: i64,
-    pub country_id: i64,
-    pub email: String,
-    pub first_name: String,
-    pub last_name: String,
-    pub phone_code: String,
-    pub mobile: String,
+hot_row! {
+    /// `Identities::User` as specification §2.3 lists it; also the row of the session's user, the
+    /// hottest read ([`find_session_user`]).
+    #[derive(Debug, Serialize, utoipa::ToSchema)]
+    pub struct UserView {
+        pub id: i64 = "u.id",
+        pub country_id: i64 = "u.country_id",
+        pub email: String = "u.email",
+        pub first_name: String = "u.first_name",
+        pub last_name: String = "u.last_name",
+        pub phone_code: String = "u.phone_code",
+        pub mobile: String = "u.mobile",
+    }
 }
 
 impl From<&user::Model> for UserView {
@@ -144,23 +147,13 @@ pub async fn find_user_by_email(
 /// columns of [`UserView`]: not the password digest or the timestamps, which no user-area
 /// handler needs and which cost a copy and two date parses per request (docs/PERFORMANCE.md).
 pub async fn find_session_user(db: &Db, id: i64) -> Result<Option<UserView>, DataError> {
-    const SQL: &str = "SELECT u.id, u.country_id, u.email, u.first_name, u.last_name, \
-                       u.phone_code, u.mobile FROM identities_users u WHERE u.id = $1";
-    Ok(db.fetch_optional(SQL, &[id]).await?)
-}
-
-impl<'r> FromRow<'r> for UserView {
-    fn read<R: HotRow<'r>>(cols: &mut Columns<R>) -> Result<Self, DecodeError> {
-        Ok(Self {
-            id: cols.read()?,
-            country_id: cols.read()?,
-            email: cols.read()?,
-            first_name: cols.read()?,
-            last_name: cols.read()?,
-            phone_code: cols.read()?,
-            mobile: cols.read()?,
-        })
-    }
+    static SQL: LazyLock<String> = LazyLock::new(|| {
+        format!(
+            "SELECT {} FROM identities_users u WHERE u.id = $1",
+            UserView::COLUMNS
+        )
+    });
+    Ok(db.fetch_optional(SQL.as_str(), &[id]).await?)
 }
 
 /// Whether the user still exists (a refresh of a user session): one constant statement that

@@ -1,0 +1,199 @@
+//! The oracle of the hot reads (`db/hot`, docs/ARCHITECTURE.md "The hot reads"): every hot
+//! statement answers what its SeaORM equivalent answers, on both backends, over a data set with
+//! several companies and jobs, multi-byte names, pages past the end, a user without an org
+//! profile and ids that do not exist. A column added to a row in the wrong place, or a decoder
+//! that drifts from its select list, fails here.
+
+use careers_api::models::careers::job_application::{
+    self, ApplicantBrief, ApplicationAttrs, EmployerApplicationItem, entity as application,
+};
+use careers_api::models::careers::user_profile::entity as talent_profile;
+use careers_api::models::identities::user::{self, UserBrief, UserView, entity as user_entity};
+use careers_api::models::org::user_profile::{self as org_profile, entity as org_profile_entity};
+use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
+use serde_json::{Value, json};
+
+use crate::backend_tests;
+use crate::fixtures::*;
+use crate::helpers::*;
+
+/// Two companies with two jobs each, applications from five candidates (one with a multi-byte
+/// name) spread over them; a user with no org profile. Answers (companies, jobs, user ids).
+async fn data_set(app: &TestApp) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
+    let acme = company(app, "Acme").await;
+    let globex = company(app, "Globex").await;
+    let jobs = vec![
+        job(app, acme, "Rust Engineer", true).await,
+        job(app, acme, "Office Manager", false).await,
+        job(app, globex, "Data Analyst", true).await,
+        job(app, globex, "Designer", true).await,
+    ];
+    let mut users = Vec::new();
+    for n in 0..5 {
+        let (user_id, profile_id) = silent_candidate(app, &format!("c{n}@example.com")).await;
+        if n == 1 {
+            rename_user(app, user_id, "Zoë ✓", "日本 \"quoted\"").await;
+        }
+        users.push(user_id);
+        // Every candidate applies to some jobs: a company's list mixes its jobs.
+        for (j, &job_id) in jobs.iter().enumerate() {
+            if (n + j) % 3 != 0 {
+                application(app, job_id, profile_id).await;
+            }
+        }
+    }
+    let (recruiter, _) = employer(app, "recruiter@acme.example", acme).await;
+    users.push(recruiter);
+    users.push(plain_user(app, "plain@example.com", "Plain", "User").await);
+    (vec![acme, globex], jobs, users)
+}
+
+/// The employer's page as SeaORM reads it: the applications of `company_id` (and `job_id`) in
+/// id order, each with its profile and user, and the total.
+async fn seaorm_page(
+    app: &TestApp,
+    company_id: i64,
+    job_id: Option<i64>,
+    page: u64,
+    per_page: u64,
+) -> (Value, u64) {
+    let db = &*app.state.db;
+    let mut query =
+        application::Entity::find().filter(application::Column::CompanyId.eq(company_id));
+    if let Some(job_id) = job_id {
+        query = query.filter(application::Column::CareersJobId.eq(job_id));
+    }
+    let total = query.clone().count(db).await.unwrap();
+    let rows = query
+        .order_by_asc(application::Column::Id)
+        .offset((page - 1) * per_page)
+        .limit(per_page)
+        .all(db)
+        .await
+        .unwrap();
+    let mut items = Vec::new();
+    for a in &rows {
+        let profile = talent_profile::Entity::find_by_id(a.careers_user_profile_id)
+            .one(db)
+            .await
+            .unwrap()
+            .unwrap();
+        let person = user_entity::Entity::find_by_id(profile.identities_user_id)
+            .one(db)
+            .await
+            .unwrap()
+            .unwrap();
+        items.push(
+            serde_json::to_value(EmployerApplicationItem {
+                application: ApplicationAttrs::from(a),
+                career_user_profile: ApplicantBrief {
+                    id: profile.id,
+                    identities_user: UserBrief::from(&person),
+                },
+            })
+            .unwrap(),
+        );
+    }
+    (Value::Array(items), total)
+}
+
+backend_tests! {
+    async fn the_hot_reads_answer_what_their_seaorm_equivalents_answer(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (companies, jobs, users) = data_set(&app).await;
+        let db = &app.state.db;
+        let unknown = 1_000_000;
+
+        // The session's user, and the user check of a refresh.
+        for &id in users.iter().chain([&unknown]) {
+            let hot = user::find_session_user(db, id).await.unwrap();
+            let orm = user_entity::Entity::find_by_id(id).one(&**db).await.unwrap();
+            assert_eq!(
+                hot.map(|v| serde_json::to_value(v).unwrap()),
+                orm.as_ref().map(|m| serde_json::to_value(UserView::from(m)).unwrap()),
+                "session user {id}"
+            );
+            assert_eq!(user::user_exists(db, id).await.unwrap(), orm.is_some(), "user {id}");
+        }
+
+        // The employer check: no user, a user without an org profile, an employer.
+        let mut employers = 0;
+        for &id in users.iter().chain([&unknown]) {
+            let hot = org_profile::employer_company(db, id).await.unwrap();
+            let person = user_entity::Entity::find_by_id(id).one(&**db).await.unwrap();
+            let profile = org_profile_entity::Entity::find()
+                .filter(org_profile_entity::Column::IdentitiesUserId.eq(id))
+                .one(&**db)
+                .await
+                .unwrap();
+            let orm = person.map(|_| profile.map(|p| p.company_id));
+            employers += usize::from(matches!(orm, Some(Some(_))));
+            assert_eq!(hot, orm, "employer check of user {id}");
+        }
+        assert_eq!(employers, 1);
+
+        // The employer's pages: every company, with and without a job filter, pages of several
+        // sizes up to one past the last.
+        let mut seen_rows = 0;
+        for &company_id in companies.iter().chain([&unknown]) {
+            for job_id in [None].into_iter().chain(jobs.iter().map(|&j| Some(j))) {
+                for per_page in [1, 3, 25] {
+                    for page in 1..=4 {
+                        let rows = job_application::employer_applications(
+                            db, company_id, job_id, page, per_page,
+                        )
+                        .await
+                        .unwrap();
+                        let (items, total) = rows.page().unwrap();
+                        let hot = serde_json::to_value(&items).unwrap();
+                        let (orm, orm_total) =
+                            seaorm_page(&app, company_id, job_id, page, per_page).await;
+                        assert_eq!(
+                            (&hot, total),
+                            (&orm, orm_total),
+                            "company {company_id}, job {job_id:?}, page {page} of {per_page}"
+                        );
+                        seen_rows += items.len();
+                    }
+                }
+            }
+        }
+        assert!(seen_rows > 50, "the pages held rows: {seen_rows}");
+
+        // The employer's detail: every application, from its own company and from another.
+        let all = application::Entity::find().all(&**db).await.unwrap();
+        assert!(all.len() > 10);
+        for a in &all {
+            for &company_id in &companies {
+                let hot = job_application::employer_application(db, company_id, a.id)
+                    .await
+                    .unwrap()
+                    .map(|detail| serde_json::to_value(detail).unwrap());
+                if a.company_id != company_id {
+                    assert_eq!(hot, None, "application {} outside company {company_id}", a.id);
+                    continue;
+                }
+                let hot = hot.expect("its own company's application");
+                let (page, _) = seaorm_page(&app, company_id, None, 1, 1000).await;
+                let item = page
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .find(|item| item["id"] == json!(a.id))
+                    .unwrap()
+                    .clone();
+                for key in ["id", "status", "cover_letter", "created_at", "updated_at"] {
+                    assert_eq!(hot[key], item[key], "{key} of application {}", a.id);
+                }
+                assert_eq!(
+                    hot["career_user_profile"]["id"],
+                    item["career_user_profile"]["id"]
+                );
+                assert_eq!(
+                    hot["career_user_profile"]["identities_user"],
+                    item["career_user_profile"]["identities_user"]
+                );
+            }
+        }
+    }
+}
