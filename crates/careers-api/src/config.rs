@@ -214,25 +214,155 @@ impl Config {
     }
 
     /// Reads every setting through `var`, so tests can validate configurations without
-    /// touching the process environment.
+    /// touching the process environment. Each concern is read and checked by a function of its
+    /// own below, in the order of CONFIGURATION.md.
     pub fn from_lookup(var: impl Fn(&str) -> Option<String>) -> Result<Self, ConfigError> {
-        let get = |name: &str| {
-            var(name)
-                .map(|v| v.trim().to_owned())
-                .filter(|v| !v.is_empty())
-        };
-
-        let env = AppEnv::parse(get("APP_ENV").as_deref().unwrap_or("development"));
-
-        let bind_addr = match get("BIND_ADDR") {
-            None => SocketAddr::from(([127, 0, 0, 1], 3000)),
-            Some(text) => match text.parse() {
-                Ok(addr) => addr,
-                Err(_) => return fail(format!("BIND_ADDR is not a socket address: {text:?}")),
+        let vars = Vars(&var);
+        let env = AppEnv::parse(vars.text("APP_ENV").as_deref().unwrap_or("development"));
+        let bind_addr = vars
+            .socket_addr("BIND_ADDR")?
+            .unwrap_or(SocketAddr::from(([127, 0, 0, 1], 3000)));
+        let storage = Storage::read(&vars, &env)?;
+        let (signing_keys, signing_secret_generated) = signing_keys(&vars, &env)?;
+        let browser = Browser::read(&vars, &env)?;
+        let mfa = mfa(&vars, &env, &signing_keys)?;
+        let operations = Operations::read(&vars, &env, bind_addr)?;
+        Ok(Self {
+            env: env.clone(),
+            bind_addr,
+            database_url: Redacted(storage.database_url),
+            database_schema: storage.database_schema,
+            redis_url: storage.redis_url.map(Redacted),
+            redis_key_prefix: storage.redis_key_prefix,
+            redis_session_cache: storage.redis_session_cache,
+            response_cache_bytes: storage.response_cache_bytes,
+            signing_keys,
+            signing_secret_generated,
+            cookie_domain: browser.cookie_domain,
+            cors_allowed_origins: browser.cors_allowed_origins,
+            cookie_partitioned: browser.cookie_partitioned,
+            client_ip_header: browser.client_ip_header,
+            limits: limits(&vars)?,
+            idle_timeouts: IdleTimeouts {
+                user: vars
+                    .idle_timeout("SESSION_IDLE_TIMEOUT_USER", IdleTimeouts::default().user)?,
+                admin: vars
+                    .idle_timeout("SESSION_IDLE_TIMEOUT_ADMIN", IdleTimeouts::default().admin)?,
             },
-        };
+            mail: mail(&vars, &env)?,
+            mfa,
+            api_docs: operations.api_docs,
+            metrics_addr: operations.metrics_addr,
+            access_token_seconds: operations.access_token_seconds,
+        })
+    }
+}
 
-        let database_url = get("DATABASE_URL").unwrap_or_else(|| "sqlite://data/careers.db".into());
+/// The environment as the checks read it: a variable that is unset, empty or blank is unset,
+/// and every value is trimmed.
+struct Vars<'a>(&'a dyn Fn(&str) -> Option<String>);
+
+impl Vars<'_> {
+    fn text(&self, name: &str) -> Option<String> {
+        (self.0)(name)
+            .map(|v| v.trim().to_owned())
+            .filter(|v| !v.is_empty())
+    }
+
+    /// `on` or `off`, or `default` when unset.
+    fn on_off(&self, name: &str, default: bool) -> Result<bool, ConfigError> {
+        match self.text(name).as_deref() {
+            None => Ok(default),
+            Some("on") => Ok(true),
+            Some("off") => Ok(false),
+            Some(other) => fail(format!("{name} must be on or off, got {other:?}")),
+        }
+    }
+
+    fn socket_addr(&self, name: &str) -> Result<Option<SocketAddr>, ConfigError> {
+        match self.text(name) {
+            None => Ok(None),
+            Some(text) => match text.parse() {
+                Ok(addr) => Ok(Some(addr)),
+                Err(_) => fail(format!("{name} is not an address:port, got {text:?}")),
+            },
+        }
+    }
+
+    /// A whole number of at least 1, or `default` when unset.
+    fn positive(&self, name: &str, default: u64) -> Result<u64, ConfigError> {
+        self.whole(name, default, 1..=u64::MAX)
+    }
+
+    /// A whole number in `range`, or `default` when unset.
+    fn whole(
+        &self,
+        name: &str,
+        default: u64,
+        range: std::ops::RangeInclusive<u64>,
+    ) -> Result<u64, ConfigError> {
+        match self.text(name) {
+            None => Ok(default),
+            Some(text) => match text.parse::<u64>() {
+                Ok(n) if range.contains(&n) => Ok(n),
+                _ if *range.end() == u64::MAX => fail(format!(
+                    "{name} must be a whole number of at least {}, got {text:?}",
+                    range.start()
+                )),
+                _ => fail(format!(
+                    "{name} must be a whole number from {} to {}, got {text:?}",
+                    range.start(),
+                    range.end()
+                )),
+            },
+        }
+    }
+
+    /// A duration written `90s`, `30m` or `8h` in seconds, or `none` (0); `default` when unset.
+    fn idle_timeout(&self, name: &str, default: i64) -> Result<i64, ConfigError> {
+        match self.text(name) {
+            Some(text) if text.eq_ignore_ascii_case("none") => Ok(0),
+            _ => self.duration(name, default, ", or none"),
+        }
+    }
+
+    /// A duration such as `90s`, `30m` or `8h` in seconds, or `default` when unset; `also`
+    /// names the other accepted values in the error.
+    fn duration(&self, name: &str, default: i64, also: &str) -> Result<i64, ConfigError> {
+        let Some(text) = self.text(name) else {
+            return Ok(default);
+        };
+        let seconds = [("s", 1), ("m", 60), ("h", 3600)]
+            .iter()
+            .find_map(|(suffix, unit)| {
+                let n = text.strip_suffix(suffix)?.parse::<i64>().ok()?;
+                n.checked_mul(*unit)
+            })
+            .filter(|seconds| (1..=366 * 24 * 3600).contains(seconds));
+        match seconds {
+            Some(seconds) => Ok(seconds),
+            None => fail(format!(
+                "{name} must be a duration such as 90s, 30m or 8h{also}; got {text:?}"
+            )),
+        }
+    }
+}
+
+/// The database, the token store and the caches in front of them.
+struct Storage {
+    database_url: String,
+    database_schema: Option<String>,
+    redis_url: Option<String>,
+    redis_key_prefix: String,
+    redis_session_cache: bool,
+    response_cache_bytes: u64,
+}
+
+impl Storage {
+    fn read(vars: &Vars, env: &AppEnv) -> Result<Self, ConfigError> {
+        let database_url = vars
+            .text("DATABASE_URL")
+            .unwrap_or_else(|| "sqlite://data/careers.db".into());
         let on_sqlite = database_url.starts_with("sqlite:");
         if !(on_sqlite
             || database_url.starts_with("postgres://")
@@ -240,8 +370,7 @@ impl Config {
         {
             return fail("DATABASE_URL must start with sqlite:// or postgres://");
         }
-
-        let redis_url = get("REDIS_URL");
+        let redis_url = vars.text("REDIS_URL");
         if let Some(url) = &redis_url
             && !(url.starts_with("redis://")
                 || url.starts_with("rediss://")
@@ -255,32 +384,60 @@ impl Config {
                 env.name()
             ));
         }
+        Ok(Self {
+            database_schema: vars.text("DATABASE_SCHEMA"),
+            redis_url,
+            redis_key_prefix: vars
+                .text("REDIS_KEY_PREFIX")
+                .unwrap_or_else(|| "careers:".into()),
+            redis_session_cache: vars.on_off("REDIS_SESSION_CACHE", on_sqlite)?,
+            response_cache_bytes: vars.whole("RESPONSE_CACHE_MIB", 16, 0..=65_536)? << 20,
+            database_url,
+        })
+    }
+}
 
-        let mut signing_keys = match get("JWT_SIGNING_KEYS") {
-            Some(list) => signing_key_list(&list)?,
-            None => Vec::new(),
-        };
-        if let Some(secret) = get("JWT_SIGNING_SECRET") {
-            match SigningSecret::new(secret.into_bytes()) {
-                Ok(secret) => signing_keys.push(SigningKey { kid: None, secret }),
-                Err(message) => return fail(message),
-            }
+/// The token keys: `JWT_SIGNING_KEYS` in order, then `JWT_SIGNING_SECRET`; a random key in
+/// development when neither is set (the second value says so).
+fn signing_keys(vars: &Vars, env: &AppEnv) -> Result<(Vec<SigningKey>, bool), ConfigError> {
+    let mut keys = match vars.text("JWT_SIGNING_KEYS") {
+        Some(list) => signing_key_list(&list)?,
+        None => Vec::new(),
+    };
+    if let Some(secret) = vars.text("JWT_SIGNING_SECRET") {
+        match SigningSecret::new(secret.into_bytes()) {
+            Ok(secret) => keys.push(SigningKey { kid: None, secret }),
+            Err(message) => return fail(message),
         }
-        let signing_secret_generated = signing_keys.is_empty();
-        if signing_secret_generated {
-            if !env.is_development() {
-                return fail(format!(
-                    "APP_ENV={} requires JWT_SIGNING_KEYS or JWT_SIGNING_SECRET (at least 32 bytes)",
-                    env.name()
-                ));
-            }
-            signing_keys.push(SigningKey {
-                kid: None,
-                secret: SigningSecret::random(),
-            });
+    }
+    let generated = keys.is_empty();
+    if generated {
+        if !env.is_development() {
+            return fail(format!(
+                "APP_ENV={} requires JWT_SIGNING_KEYS or JWT_SIGNING_SECRET (at least 32 bytes)",
+                env.name()
+            ));
         }
+        keys.push(SigningKey {
+            kid: None,
+            secret: SigningSecret::random(),
+        });
+    }
+    Ok((keys, generated))
+}
 
-        let cookie_domain = get("COOKIE_DOMAIN");
+/// What the browser-facing edge needs: the cookies' Domain and Partitioned, the CORS origins,
+/// and where the client's address comes from.
+struct Browser {
+    cookie_domain: Option<String>,
+    cors_allowed_origins: Option<Vec<String>>,
+    cookie_partitioned: Vec<String>,
+    client_ip_header: Option<http::HeaderName>,
+}
+
+impl Browser {
+    fn read(vars: &Vars, env: &AppEnv) -> Result<Self, ConfigError> {
+        let cookie_domain = vars.text("COOKIE_DOMAIN");
         if env.needs_cookie_domain() {
             match &cookie_domain {
                 None => {
@@ -298,7 +455,7 @@ impl Config {
             }
         }
 
-        let cors_allowed_origins = match get("CORS_ALLOWED_ORIGINS") {
+        let cors_allowed_origins = match vars.text("CORS_ALLOWED_ORIGINS") {
             Some(list) => {
                 let mut origins = Vec::new();
                 for origin in list.split(',').map(str::trim).filter(|o| !o.is_empty()) {
@@ -316,7 +473,7 @@ impl Config {
         };
 
         let mut cookie_partitioned = Vec::new();
-        if let Some(list) = get("COOKIE_PARTITIONED") {
+        if let Some(list) = vars.text("COOKIE_PARTITIONED") {
             for name in list.split(',').map(str::trim).filter(|n| !n.is_empty()) {
                 if name != "user" && name != "admin" {
                     return fail(format!(
@@ -332,144 +489,135 @@ impl Config {
             }
         }
 
-        let client_ip_header = match get("CLIENT_IP_HEADER") {
+        let client_ip_header = match vars.text("CLIENT_IP_HEADER") {
             None => None,
             Some(name) => match http::HeaderName::from_bytes(name.as_bytes()) {
                 Ok(header) => Some(header),
                 Err(_) => return fail(format!("CLIENT_IP_HEADER is not a header name: {name:?}")),
             },
         };
+        Ok(Self {
+            cookie_domain,
+            cors_allowed_origins,
+            cookie_partitioned,
+            client_ip_header,
+        })
+    }
+}
 
-        let defaults = Limits::default();
-        let limits = Limits {
-            login_failures_per_account: positive(
-                &get,
-                "LOGIN_FAILURES_PER_ACCOUNT",
-                defaults.login_failures_per_account,
-            )?,
-            login_failures_per_address: positive(
-                &get,
-                "LOGIN_FAILURES_PER_ADDRESS",
-                defaults.login_failures_per_address,
-            )?,
-            signups_per_hour: positive(&get, "SIGNUP_LIMIT_PER_HOUR", defaults.signups_per_hour)?,
-            sessions_per_identity: positive(
-                &get,
-                "SESSIONS_PER_IDENTITY",
-                defaults.sessions_per_identity as u64,
-            )? as usize,
-            password_resets_per_email: positive(
-                &get,
-                "PASSWORD_RESET_LIMIT_PER_EMAIL",
-                defaults.password_resets_per_email,
-            )?,
-            password_resets_per_address: positive(
-                &get,
-                "PASSWORD_RESET_LIMIT_PER_ADDRESS",
-                defaults.password_resets_per_address,
-            )?,
-        };
+/// The abuse limits of CONTRACT §8 and §10.
+fn limits(vars: &Vars) -> Result<Limits, ConfigError> {
+    let defaults = Limits::default();
+    Ok(Limits {
+        login_failures_per_account: vars.positive(
+            "LOGIN_FAILURES_PER_ACCOUNT",
+            defaults.login_failures_per_account,
+        )?,
+        login_failures_per_address: vars.positive(
+            "LOGIN_FAILURES_PER_ADDRESS",
+            defaults.login_failures_per_address,
+        )?,
+        signups_per_hour: vars.positive("SIGNUP_LIMIT_PER_HOUR", defaults.signups_per_hour)?,
+        sessions_per_identity: vars.positive(
+            "SESSIONS_PER_IDENTITY",
+            defaults.sessions_per_identity as u64,
+        )? as usize,
+        password_resets_per_email: vars.positive(
+            "PASSWORD_RESET_LIMIT_PER_EMAIL",
+            defaults.password_resets_per_email,
+        )?,
+        password_resets_per_address: vars.positive(
+            "PASSWORD_RESET_LIMIT_PER_ADDRESS",
+            defaults.password_resets_per_address,
+        )?,
+    })
+}
 
-        let mail = MailConfig {
-            smtp_url: get("SMTP_URL").map(Redacted),
-            from: get("MAIL_FROM").unwrap_or_else(|| "no-reply@localhost".into()),
-            reset_url: get("PASSWORD_RESET_URL")
-                .unwrap_or_else(|| "http://localhost:3000/reset?token={token}".into()),
-            outbox_dir: get("MAIL_OUTBOX_DIR").unwrap_or_else(|| "data/outbox".into()),
-        };
-        if env.needs_persistent_sessions() {
-            for name in ["SMTP_URL", "MAIL_FROM", "PASSWORD_RESET_URL"] {
-                if get(name).is_none() {
-                    return fail(format!("APP_ENV={} requires {name}", env.name()));
-                }
+/// Outgoing mail (CONTRACT §10): required in production and staging.
+fn mail(vars: &Vars, env: &AppEnv) -> Result<MailConfig, ConfigError> {
+    let mail = MailConfig {
+        smtp_url: vars.text("SMTP_URL").map(Redacted),
+        from: vars
+            .text("MAIL_FROM")
+            .unwrap_or_else(|| "no-reply@localhost".into()),
+        reset_url: vars
+            .text("PASSWORD_RESET_URL")
+            .unwrap_or_else(|| "http://localhost:3000/reset?token={token}".into()),
+        outbox_dir: vars
+            .text("MAIL_OUTBOX_DIR")
+            .unwrap_or_else(|| "data/outbox".into()),
+    };
+    if env.needs_persistent_sessions() {
+        for name in ["SMTP_URL", "MAIL_FROM", "PASSWORD_RESET_URL"] {
+            if vars.text(name).is_none() {
+                return fail(format!("APP_ENV={} requires {name}", env.name()));
             }
         }
-        if !mail.reset_url.contains("{token}") {
-            return fail("PASSWORD_RESET_URL must contain {token}");
-        }
-        if mail.from.parse::<lettre::message::Mailbox>().is_err() {
+    }
+    if !mail.reset_url.contains("{token}") {
+        return fail("PASSWORD_RESET_URL must contain {token}");
+    }
+    if mail.from.parse::<lettre::message::Mailbox>().is_err() {
+        return fail(format!(
+            "MAIL_FROM is not an e-mail address: {:?}",
+            mail.from
+        ));
+    }
+    if let Some(url) = &mail.smtp_url
+        && !(url.0.starts_with("smtp://") || url.0.starts_with("smtps://"))
+    {
+        return fail("SMTP_URL must start with smtp:// or smtps://");
+    }
+    Ok(mail)
+}
+
+/// The admins' second factor (CONTRACT §11); without `MFA_ENCRYPTION_KEY` (where allowed) the
+/// key is derived from the first signing key.
+fn mfa(vars: &Vars, env: &AppEnv, signing_keys: &[SigningKey]) -> Result<MfaConfig, ConfigError> {
+    let required = match vars.text("ADMIN_MFA").as_deref() {
+        None => env.needs_mfa_key(),
+        Some("required") => true,
+        Some("optional") => false,
+        Some(other) => {
             return fail(format!(
-                "MAIL_FROM is not an e-mail address: {:?}",
-                mail.from
+                "ADMIN_MFA must be required or optional, got {other:?}"
             ));
         }
-        if let Some(url) = &mail.smtp_url
-            && !(url.0.starts_with("smtp://") || url.0.starts_with("smtps://"))
-        {
-            return fail("SMTP_URL must start with smtp:// or smtps://");
+    };
+    let (keys, key_derived) = match vars.text("MFA_ENCRYPTION_KEY") {
+        Some(list) => (mfa_key_list(&list)?, false),
+        None if env.needs_mfa_key() => {
+            return fail(format!(
+                "APP_ENV={} requires MFA_ENCRYPTION_KEY (32 random bytes, base64)",
+                env.name()
+            ));
         }
+        None => (
+            vec![signing_keys[0].secret.derive("careers-api/mfa/v1")],
+            true,
+        ),
+    };
+    Ok(MfaConfig {
+        required,
+        keys,
+        key_derived,
+    })
+}
 
-        let idle_defaults = IdleTimeouts::default();
-        let idle_timeouts = IdleTimeouts {
-            user: idle_timeout(&get, "SESSION_IDLE_TIMEOUT_USER", idle_defaults.user)?,
-            admin: idle_timeout(&get, "SESSION_IDLE_TIMEOUT_ADMIN", idle_defaults.admin)?,
-        };
+/// Operations (CONTRACT §13) and the browser tests' shortcut.
+struct Operations {
+    api_docs: bool,
+    metrics_addr: Option<SocketAddr>,
+    access_token_seconds: Option<i64>,
+}
 
-        let mfa_required = match get("ADMIN_MFA").as_deref() {
-            None => env.needs_mfa_key(),
-            Some("required") => true,
-            Some("optional") => false,
-            Some(other) => {
-                return fail(format!(
-                    "ADMIN_MFA must be required or optional, got {other:?}"
-                ));
-            }
-        };
-        let (mfa_keys, mfa_key_derived) = match get("MFA_ENCRYPTION_KEY") {
-            Some(list) => (mfa_key_list(&list)?, false),
-            None if env.needs_mfa_key() => {
-                return fail(format!(
-                    "APP_ENV={} requires MFA_ENCRYPTION_KEY (32 random bytes, base64)",
-                    env.name()
-                ));
-            }
-            None => (
-                vec![signing_keys[0].secret.derive("careers-api/mfa/v1")],
-                true,
-            ),
-        };
-        let mfa = MfaConfig {
-            required: mfa_required,
-            keys: mfa_keys,
-            key_derived: mfa_key_derived,
-        };
-
-        let api_docs = match get("API_DOCS").as_deref() {
-            None => env.is_development(),
-            Some("on") => true,
-            Some("off") => false,
-            Some(other) => return fail(format!("API_DOCS must be on or off, got {other:?}")),
-        };
-
-        let redis_session_cache = match get("REDIS_SESSION_CACHE").as_deref() {
-            None => on_sqlite,
-            Some("on") => true,
-            Some("off") => false,
-            Some(other) => {
-                return fail(format!(
-                    "REDIS_SESSION_CACHE must be on or off, got {other:?}"
-                ));
-            }
-        };
-
-        let response_cache_bytes = whole(&get, "RESPONSE_CACHE_MIB", 16, 0..=65_536)? << 20;
-
-        let metrics_addr = match get("METRICS_ADDR") {
-            None => None,
-            Some(text) => match text.parse::<SocketAddr>() {
-                Ok(addr) if Some(addr) == Some(bind_addr) => {
-                    return fail(
-                        "METRICS_ADDR must differ from BIND_ADDR: metrics are never public",
-                    );
-                }
-                Ok(addr) => Some(addr),
-                Err(_) => {
-                    return fail(format!("METRICS_ADDR is not an address:port, got {text:?}"));
-                }
-            },
-        };
-
-        let access_token_seconds = match get("ACCESS_TOKEN_LIFETIME") {
+impl Operations {
+    fn read(vars: &Vars, env: &AppEnv, bind_addr: SocketAddr) -> Result<Self, ConfigError> {
+        let metrics_addr = vars.socket_addr("METRICS_ADDR")?;
+        if metrics_addr == Some(bind_addr) {
+            return fail("METRICS_ADDR must differ from BIND_ADDR: metrics are never public");
+        }
+        let access_token_seconds = match vars.text("ACCESS_TOKEN_LIFETIME") {
             None => None,
             Some(_) if !env.allows_test_shortcuts() => {
                 return fail(format!(
@@ -477,65 +625,13 @@ impl Config {
                     env.name()
                 ));
             }
-            Some(_) => Some(duration(&get, "ACCESS_TOKEN_LIFETIME", 0, "")?),
+            Some(_) => Some(vars.duration("ACCESS_TOKEN_LIFETIME", 0, "")?),
         };
-
         Ok(Self {
-            env,
-            bind_addr,
-            database_url: Redacted(database_url),
-            database_schema: get("DATABASE_SCHEMA"),
-            redis_url: redis_url.map(Redacted),
-            redis_key_prefix: get("REDIS_KEY_PREFIX").unwrap_or_else(|| "careers:".into()),
-            redis_session_cache,
-            response_cache_bytes,
-            signing_keys,
-            signing_secret_generated,
-            cookie_domain,
-            cors_allowed_origins,
-            cookie_partitioned,
-            client_ip_header,
-            limits,
-            idle_timeouts,
-            mail,
-            mfa,
-            api_docs,
+            api_docs: vars.on_off("API_DOCS", env.is_development())?,
             metrics_addr,
             access_token_seconds,
         })
-    }
-}
-
-/// A whole number of at least 1 from `name`, or `default` when unset.
-fn positive(
-    get: &impl Fn(&str) -> Option<String>,
-    name: &str,
-    default: u64,
-) -> Result<u64, ConfigError> {
-    whole(get, name, default, 1..=u64::MAX)
-}
-
-/// A whole number in `range` from `name`, or `default` when unset.
-fn whole(
-    get: &impl Fn(&str) -> Option<String>,
-    name: &str,
-    default: u64,
-    range: std::ops::RangeInclusive<u64>,
-) -> Result<u64, ConfigError> {
-    match get(name) {
-        None => Ok(default),
-        Some(text) => match text.parse::<u64>() {
-            Ok(n) if range.contains(&n) => Ok(n),
-            _ if *range.end() == u64::MAX => fail(format!(
-                "{name} must be a whole number of at least {}, got {text:?}",
-                range.start()
-            )),
-            _ => fail(format!(
-                "{name} must be a whole number from {} to {}, got {text:?}",
-                range.start(),
-                range.end()
-            )),
-        },
     }
 }
 
@@ -595,44 +691,6 @@ fn mfa_key_list(list: &str) -> Result<Vec<[u8; 32]>, ConfigError> {
                 })
         })
         .collect()
-}
-
-/// A duration written `90s`, `30m` or `8h` in seconds, or `none` (0); `default` when unset.
-fn idle_timeout(
-    get: &impl Fn(&str) -> Option<String>,
-    name: &str,
-    default: i64,
-) -> Result<i64, ConfigError> {
-    match get(name) {
-        Some(text) if text.eq_ignore_ascii_case("none") => Ok(0),
-        _ => duration(get, name, default, ", or none"),
-    }
-}
-
-/// A duration such as `90s`, `30m` or `8h` from `name` in seconds, or `default` when unset;
-/// `also` names the other accepted values in the error.
-fn duration(
-    get: &impl Fn(&str) -> Option<String>,
-    name: &str,
-    default: i64,
-    also: &str,
-) -> Result<i64, ConfigError> {
-    let Some(text) = get(name) else {
-        return Ok(default);
-    };
-    let seconds = [("s", 1), ("m", 60), ("h", 3600)]
-        .iter()
-        .find_map(|(suffix, unit)| {
-            let n = text.strip_suffix(suffix)?.parse::<i64>().ok()?;
-            n.checked_mul(*unit)
-        })
-        .filter(|seconds| (1..=366 * 24 * 3600).contains(seconds));
-    match seconds {
-        Some(seconds) => Ok(seconds),
-        None => fail(format!(
-            "{name} must be a duration such as 90s, 30m or 8h{also}; got {text:?}"
-        )),
-    }
 }
 
 fn is_dotted_domain(domain: &str) -> bool {
