@@ -11,6 +11,7 @@ mod cli;
 mod concurrency;
 mod cookies;
 mod data_layer;
+mod fast_paths;
 mod faults;
 mod forms;
 mod hardening;
