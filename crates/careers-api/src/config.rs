@@ -16,8 +16,9 @@ pub enum AppEnv {
 }
 
 impl AppEnv {
-    fn parse(name: &str) -> Self {
-        match name {
+    /// The environment named `name`, compared case-insensitively (`Production` is production).
+    pub fn parse(name: &str) -> Self {
+        match name.to_ascii_lowercase().as_str() {
             "production" => Self::Production,
             "qa" => Self::Qa,
             "staging" => Self::Staging,
@@ -101,9 +102,12 @@ pub struct Config {
     /// Exact origins allowed with credentials; `None` means development's localhost rule.
     pub cors_allowed_origins: Option<Vec<String>>,
     pub cookie_partitioned: Vec<String>,
-    /// Header a trusted load balancer appends the client address to (`X-Forwarded-For`); the
-    /// rightmost entry is used. Unset: the TCP peer address.
+    /// Header a trusted load balancer appends the client address to (`X-Forwarded-For`), read
+    /// only from a peer in `trusted_proxies` (CONTRACT §1). Unset: the TCP peer address.
     pub client_ip_header: Option<http::HeaderName>,
+    /// `TRUSTED_PROXIES`: the load balancers' addresses and blocks; required with
+    /// `CLIENT_IP_HEADER`.
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     pub limits: Limits,
     /// Idle timeouts of the user and admin contexts in seconds, 0 for none (CONTRACT §9).
     pub idle_timeouts: IdleTimeouts,
@@ -242,6 +246,7 @@ impl Config {
             cors_allowed_origins: browser.cors_allowed_origins,
             cookie_partitioned: browser.cookie_partitioned,
             client_ip_header: browser.client_ip_header,
+            trusted_proxies: browser.trusted_proxies,
             limits: limits(&vars)?,
             idle_timeouts: IdleTimeouts {
                 user: vars
@@ -433,6 +438,7 @@ struct Browser {
     cors_allowed_origins: Option<Vec<String>>,
     cookie_partitioned: Vec<String>,
     client_ip_header: Option<http::HeaderName>,
+    trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl Browser {
@@ -496,11 +502,22 @@ impl Browser {
                 Err(_) => return fail(format!("CLIENT_IP_HEADER is not a header name: {name:?}")),
             },
         };
+        let trusted_proxies = match vars.text("TRUSTED_PROXIES") {
+            None => Vec::new(),
+            Some(list) => trusted_proxy_list(&list)?,
+        };
+        if client_ip_header.is_some() && trusted_proxies.is_empty() {
+            return fail(
+                "CLIENT_IP_HEADER needs TRUSTED_PROXIES (the load balancers' addresses or CIDR \
+                 blocks): without it any client could name its own address",
+            );
+        }
         Ok(Self {
             cookie_domain,
             cors_allowed_origins,
             cookie_partitioned,
             client_ip_header,
+            trusted_proxies,
         })
     }
 }
@@ -667,6 +684,25 @@ fn signing_key_list(list: &str) -> Result<Vec<SigningKey>, ConfigError> {
         });
     }
     Ok(keys)
+}
+
+/// `TRUSTED_PROXIES`: comma-separated addresses (`10.0.0.7`, `2001:db8::1`) or CIDR blocks
+/// (`10.0.0.0/8`, `2001:db8::/32`), parsed by the `ipnet` crate; an address is a block of one.
+fn trusted_proxy_list(list: &str) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+    list.split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(|entry| {
+            entry
+                .parse::<ipnet::IpNet>()
+                .or_else(|_| entry.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| {
+                    ConfigError(format!(
+                        "TRUSTED_PROXIES takes addresses or CIDR blocks, got {entry:?}"
+                    ))
+                })
+        })
+        .collect()
 }
 
 /// `MFA_ENCRYPTION_KEY`: comma-separated keys of 32 bytes in base64 (standard or URL-safe);
@@ -955,6 +991,45 @@ mod tests {
                 ("COOKIE_PARTITIONED", "team"),
             ])
             .is_err()
+        );
+    }
+
+    #[test]
+    fn client_ip_header_needs_trusted_proxies_which_take_addresses_and_blocks() {
+        let header = ("CLIENT_IP_HEADER", "X-Forwarded-For");
+        let refused = config(&[header]).unwrap_err();
+        assert!(refused.0.contains("TRUSTED_PROXIES"), "{refused}");
+        let bad = config(&[header, ("TRUSTED_PROXIES", "10.0.0.0/8, nonsense")]).unwrap_err();
+        assert!(bad.0.contains("nonsense"), "{bad}");
+        let ok = config(&[
+            header,
+            ("TRUSTED_PROXIES", "10.0.0.0/8, 192.0.2.7, 2001:db8::/32"),
+        ])
+        .unwrap();
+        let listed: Vec<String> = ok.trusted_proxies.iter().map(|n| n.to_string()).collect();
+        assert_eq!(listed, ["10.0.0.0/8", "192.0.2.7/32", "2001:db8::/32"]);
+        assert!(
+            config(&[("TRUSTED_PROXIES", "10.0.0.0/8")])
+                .unwrap()
+                .client_ip_header
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn app_env_is_compared_case_insensitively() {
+        for name in ["Production", "PRODUCTION", " production "] {
+            let refused = config(&[("APP_ENV", name)]).unwrap_err();
+            assert!(
+                refused.0.contains("APP_ENV=production"),
+                "{name}: {refused}"
+            );
+        }
+        assert!(
+            config(&[("APP_ENV", "Development")])
+                .unwrap()
+                .env
+                .is_development()
         );
     }
 

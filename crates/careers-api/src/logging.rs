@@ -146,7 +146,8 @@ fn stderr_sink() -> &'static BatchedSink<std::io::Stderr> {
 /// Installs the global subscriber and starts the flusher thread.
 pub fn init() {
     let filter = EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info"));
-    let development = std::env::var("APP_ENV").map_or(true, |env| env == "development");
+    let development =
+        std::env::var("APP_ENV").map_or(true, |env| env.trim().eq_ignore_ascii_case("development"));
     let json = match std::env::var("LOG_FORMAT").as_deref() {
         Ok("json") => true,
         Ok("text") => false,

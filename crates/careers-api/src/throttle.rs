@@ -23,9 +23,11 @@ pub const LOGIN_WINDOW_SECONDS: i64 = 15 * 60;
 /// The window of the sign-up counter.
 pub const SIGNUP_WINDOW_SECONDS: i64 = 60 * 60;
 
-/// The client's address: the TCP peer, or, behind a trusted load balancer configured with
-/// `CLIENT_IP_HEADER`, the rightmost entry of that header (the one the balancer appended;
-/// entries further left come from the client and could be forged).
+/// The client's address (CONTRACT §1): the TCP peer, unless the peer is one of
+/// `TRUSTED_PROXIES` and `CLIENT_IP_HEADER` is set; then the rightmost address of that header
+/// that is not a trusted proxy (the one the outermost balancer appended; entries further left
+/// come from the client and could be forged), or the peer when the header is absent or that
+/// entry is not an address.
 pub struct ClientAddr(pub Option<IpAddr>);
 
 impl FromRequestParts<AppState> for ClientAddr {
@@ -39,22 +41,45 @@ impl FromRequestParts<AppState> for ClientAddr {
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map(|info| info.0.ip());
-        let forwarded = state
-            .config
-            .client_ip_header
-            .as_ref()
-            .and_then(|name| rightmost_address(&parts.headers, name));
+        let config = &state.config;
+        let forwarded = match (peer, &config.client_ip_header) {
+            (Some(peer), Some(name)) if trusted(&config.trusted_proxies, peer) => {
+                client_behind_proxies(&parts.headers, name, &config.trusted_proxies)
+            }
+            _ => None,
+        };
         Ok(Self(forwarded.or(peer)))
     }
 }
 
-/// The last address of every value of `name` taken together.
-pub fn rightmost_address(
+fn trusted(proxies: &[ipnet::IpNet], ip: IpAddr) -> bool {
+    let ip = ip.to_canonical();
+    proxies.iter().any(|net| net.contains(&ip))
+}
+
+/// The rightmost address of every value of `name` taken together that is not in `proxies`;
+/// `None` when there is none or it is not an address.
+pub fn client_behind_proxies(
     headers: &axum::http::HeaderMap,
     name: &axum::http::HeaderName,
+    proxies: &[ipnet::IpNet],
 ) -> Option<IpAddr> {
-    let last_value = headers.get_all(name).iter().next_back()?.to_str().ok()?;
-    let entry = last_value.rsplit(',').next()?.trim();
+    let values: Vec<&str> = headers
+        .get_all(name)
+        .iter()
+        .map(|value| value.to_str().ok())
+        .collect::<Option<_>>()?;
+    for entry in values.iter().rev().flat_map(|value| value.rsplit(',')) {
+        let ip = parse_entry(entry.trim())?;
+        if !trusted(proxies, ip) {
+            return Some(ip);
+        }
+    }
+    None
+}
+
+/// An address as balancers write it: bare, or with a port (`1.2.3.4:5678`, `[::1]:80`).
+fn parse_entry(entry: &str) -> Option<IpAddr> {
     entry
         .parse::<IpAddr>()
         .ok()
@@ -229,23 +254,55 @@ mod tests {
     use axum::http::{HeaderMap, HeaderName, HeaderValue};
 
     #[test]
-    fn the_balancers_entry_is_the_rightmost() {
+    fn the_client_is_the_rightmost_entry_that_is_not_a_trusted_proxy() {
         let name = HeaderName::from_static("x-forwarded-for");
+        let one: Vec<ipnet::IpNet> = vec!["10.0.0.1/32".parse().unwrap()];
+        let hops: Vec<ipnet::IpNet> = vec![
+            "10.0.0.0/8".parse().unwrap(),
+            "2001:db8:ffff::/48".parse().unwrap(),
+        ];
+        let client = |headers: &HeaderMap, proxies: &[ipnet::IpNet]| {
+            client_behind_proxies(headers, &name, proxies)
+        };
         let mut headers = HeaderMap::new();
-        assert_eq!(rightmost_address(&headers, &name), None);
+        assert_eq!(client(&headers, &one), None, "no header");
         headers.append(&name, HeaderValue::from_static("6.6.6.6, 10.0.0.7"));
-        assert_eq!(rightmost_address(&headers, &name), "10.0.0.7".parse().ok());
+        assert_eq!(client(&headers, &one), "10.0.0.7".parse().ok());
+        assert_eq!(
+            client(&headers, &hops),
+            "6.6.6.6".parse().ok(),
+            "10.0.0.7 is a trusted hop"
+        );
         headers.append(&name, HeaderValue::from_static("203.0.113.9"));
         assert_eq!(
-            rightmost_address(&headers, &name),
-            "203.0.113.9".parse().ok()
+            client(&headers, &hops),
+            "203.0.113.9".parse().ok(),
+            "the last of several values"
         );
+        let mut all_trusted = HeaderMap::new();
+        all_trusted.insert(&name, HeaderValue::from_static("10.1.1.1, 10.2.2.2"));
+        assert_eq!(client(&all_trusted, &hops), None);
         let mut v6 = HeaderMap::new();
-        v6.insert(&name, HeaderValue::from_static("[2001:db8::1]:443"));
-        assert_eq!(rightmost_address(&v6, &name), "2001:db8::1".parse().ok());
+        v6.insert(
+            &name,
+            HeaderValue::from_static("[2001:db8::1]:443, 2001:db8:ffff::9"),
+        );
+        assert_eq!(client(&v6, &hops), "2001:db8::1".parse().ok());
         let mut junk = HeaderMap::new();
         junk.insert(&name, HeaderValue::from_static("1.2.3.4, not-an-ip"));
-        assert_eq!(rightmost_address(&junk, &name), None);
+        assert_eq!(
+            client(&junk, &one),
+            None,
+            "the rightmost entry is no address"
+        );
+    }
+
+    #[test]
+    fn a_mapped_ipv4_peer_is_trusted_as_its_ipv4_address() {
+        let proxies: Vec<ipnet::IpNet> = vec!["127.0.0.1/32".parse().unwrap()];
+        assert!(trusted(&proxies, "::ffff:127.0.0.1".parse().unwrap()));
+        assert!(trusted(&proxies, "127.0.0.1".parse().unwrap()));
+        assert!(!trusted(&proxies, "127.0.0.2".parse().unwrap()));
     }
 
     #[test]

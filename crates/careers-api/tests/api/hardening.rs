@@ -106,7 +106,7 @@ backend_tests! {
     }
 
     async fn an_attacker_elsewhere_never_locks_the_owner_out(backend) {
-        let app = TestApp::spawn_with(backend, &[("CLIENT_IP_HEADER", "X-Forwarded-For")]).await;
+        let app = TestApp::spawn_with(backend, &[("CLIENT_IP_HEADER", "X-Forwarded-For"), ("TRUSTED_PROXIES", "127.0.0.1,::1")]).await;
         let limit = app.state.config.limits.login_failures_per_account;
         app.create_admin("admin@example.com").await;
         let from = |address: &'static str, password: &'static str| {
@@ -129,6 +129,26 @@ backend_tests! {
         assert_eq!(from("198.51.100.7", PASSWORD).await.status(), StatusCode::CREATED);
     }
 
+    async fn invented_addresses_from_a_peer_outside_the_trusted_proxies_count_as_that_peer(backend) {
+        // CONTRACT §1: the header is read only from a trusted proxy; the test client (loopback)
+        // is not one here, so guesses spread over invented addresses all count for it.
+        let app = TestApp::spawn_with(
+            backend,
+            &[("CLIENT_IP_HEADER", "X-Forwarded-For"), ("TRUSTED_PROXIES", "10.0.0.0/8")],
+        )
+        .await;
+        let limit = app.state.config.limits.login_failures_per_account;
+        app.create_user("ada@example.com").await;
+        for n in 0..limit {
+            let wrong = app
+                .login_from(&format!("203.0.113.{n}"), &USER, "ada@example.com", "wrong-password")
+                .await;
+            assert_eq!(wrong.status(), StatusCode::UNAUTHORIZED);
+        }
+        let next = app.login_from("198.51.100.7", &USER, "ada@example.com", PASSWORD).await;
+        assert_error(next, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    }
+
     async fn a_burst_of_parallel_guesses_cannot_pass_the_limit(backend) {
         let app = TestApp::spawn(backend).await;
         let limit = app.state.config.limits.login_failures_per_account;
@@ -148,7 +168,7 @@ backend_tests! {
     async fn ipv6_clients_count_by_their_64(backend) {
         let app = TestApp::spawn_with(
             backend,
-            &[("CLIENT_IP_HEADER", "X-Forwarded-For"), ("LOGIN_FAILURES_PER_ADDRESS", "5")],
+            &[("CLIENT_IP_HEADER", "X-Forwarded-For"), ("TRUSTED_PROXIES", "127.0.0.1,::1"), ("LOGIN_FAILURES_PER_ADDRESS", "5")],
         )
         .await;
         for n in 0..6 {
@@ -171,7 +191,7 @@ backend_tests! {
     async fn sign_up_is_throttled_per_client_address(backend) {
         let app = TestApp::spawn_with(
             backend,
-            &[("CLIENT_IP_HEADER", "X-Forwarded-For"), ("SIGNUP_LIMIT_PER_HOUR", "2")],
+            &[("CLIENT_IP_HEADER", "X-Forwarded-For"), ("TRUSTED_PROXIES", "127.0.0.1,::1"), ("SIGNUP_LIMIT_PER_HOUR", "2")],
         )
         .await;
         let sign_up = |address: &'static str, n: u32| {

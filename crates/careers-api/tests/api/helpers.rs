@@ -252,7 +252,8 @@ impl TestApp {
     }
 
     /// A login from client `address`, as a trusted balancer forwards it in `X-Forwarded-For`
-    /// (the app must be spawned with `CLIENT_IP_HEADER=X-Forwarded-For`).
+    /// (the app must be spawned with `CLIENT_IP_HEADER=X-Forwarded-For` and a `TRUSTED_PROXIES` that
+    /// holds loopback, the test client's address).
     pub async fn login_from(
         &self,
         address: &str,

@@ -212,7 +212,7 @@ backend_tests! {
 
     async fn requests_are_throttled_per_email_and_per_address_alike_for_unknown_ones(backend) {
         let app = TestApp::spawn_with(backend, &[
-            ("CLIENT_IP_HEADER", "X-Forwarded-For"),
+            ("CLIENT_IP_HEADER", "X-Forwarded-For"), ("TRUSTED_PROXIES", "127.0.0.1,::1"),
             ("PASSWORD_RESET_LIMIT_PER_EMAIL", "2"),
             ("PASSWORD_RESET_LIMIT_PER_ADDRESS", "4"),
         ]).await;

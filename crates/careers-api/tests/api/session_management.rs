@@ -11,6 +11,8 @@ use crate::helpers::*;
 
 const CONTEXTS: [SessionContext; 2] = [USER, ADMIN];
 const FORWARDED: (&str, &str) = ("CLIENT_IP_HEADER", "X-Forwarded-For");
+/// The test client is the balancer: it connects from loopback.
+const PROXIES: (&str, &str) = ("TRUSTED_PROXIES", "127.0.0.1,::1");
 
 /// A login from `address` with `agent` as its `User-Agent`.
 async fn login_with(
@@ -86,8 +88,24 @@ async fn change_password(app: &TestApp, creds: &Creds, current: &str, new: &str)
 }
 
 backend_tests! {
+    async fn the_client_address_is_read_from_the_header_only_behind_a_trusted_proxy(backend) {
+        // Inside: loopback (the test client) and the 10/8 hops are trusted, so the client is the
+        // rightmost entry that is not one of them, whatever the client wrote to its left.
+        let hops = ("TRUSTED_PROXIES", "127.0.0.1,::1,10.0.0.0/8");
+        let app = TestApp::spawn_with(backend, &[FORWARDED, hops]).await;
+        app.create_user("ada@example.com").await;
+        let creds = login_with(&app, &USER, "ada@example.com", "6.6.6.6, 198.51.100.7, 10.1.2.3", "Firefox/133").await;
+        assert_eq!(sessions_of(&app, &creds).await[0]["ip"], "198.51.100.7");
+        // Outside: a peer that is not a trusted proxy is taken at its TCP address.
+        let outside = ("TRUSTED_PROXIES", "10.0.0.0/8");
+        let app = TestApp::spawn_with(backend, &[FORWARDED, outside]).await;
+        app.create_user("ada@example.com").await;
+        let creds = login_with(&app, &USER, "ada@example.com", "198.51.100.7", "Firefox/133").await;
+        assert_eq!(sessions_of(&app, &creds).await[0]["ip"], "127.0.0.1");
+    }
+
     async fn the_owner_lists_their_live_sessions_most_recent_first(backend) {
-        let app = TestApp::spawn_with(backend, &[FORWARDED]).await;
+        let app = TestApp::spawn_with(backend, &[FORWARDED, PROXIES]).await;
         for ctx in CONTEXTS {
             let email = format!("{}@example.com", ctx.name);
             let (subject, _) = app.session(&ctx, &email).await;
@@ -139,7 +157,7 @@ backend_tests! {
     }
 
     async fn the_current_session_is_the_requests_own(backend) {
-        let app = TestApp::spawn_with(backend, &[FORWARDED]).await;
+        let app = TestApp::spawn_with(backend, &[FORWARDED, PROXIES]).await;
         for ctx in CONTEXTS {
             let email = format!("{}@example.com", ctx.name);
             app.session(&ctx, &email).await;
@@ -157,7 +175,7 @@ backend_tests! {
     }
 
     async fn a_user_agent_is_kept_to_256_bytes_at_a_character_boundary(backend) {
-        let app = TestApp::spawn_with(backend, &[FORWARDED]).await;
+        let app = TestApp::spawn_with(backend, &[FORWARDED, PROXIES]).await;
         app.create_user("ua@example.com").await;
         // 255 ASCII bytes then a two-byte character: cut before it.
         let agent = format!("{}é and more", "a".repeat(255));
