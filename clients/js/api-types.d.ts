@@ -4469,6 +4469,15 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
+            /** @description `rate_limited`: too many attempts, with Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
             /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
             503: {
                 headers: {
@@ -4558,6 +4567,15 @@ export interface operations {
             };
             /** @description `validation_failed`, with `fields` keyed by nested path */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: too many attempts, with Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };

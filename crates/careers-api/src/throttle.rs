@@ -157,6 +157,86 @@ impl LoginThrottle {
     }
 }
 
+/// Wrong TOTP codes per identity from every address together, in the login window (CONTRACT §8):
+/// past it an `otp` is refused (429), a recovery code is still accepted. Only someone who knows
+/// the password, or holds a session, reaches it, so it cannot lock the owner out.
+pub const OTP_FAILURES_PER_ACCOUNT: u64 = 10;
+
+/// The per-account counter of TOTP codes: a code is counted before it is checked and refunded
+/// when it was right, so a burst of parallel guesses cannot pass the cap either.
+pub struct OtpThrottle {
+    key: String,
+}
+
+impl OtpThrottle {
+    pub fn new(context: &SessionContext, identity_id: i64) -> Self {
+        Self {
+            key: format!("otp:{}:{identity_id}", context.name),
+        }
+    }
+
+    /// Counts this code as wrong until [`refund`](Self::refund); 429 past the cap.
+    pub async fn attempt(&self, state: &AppState) -> Result<(), ApiError> {
+        let counter = state
+            .sessions
+            .store()
+            .hit(&self.key, LOGIN_WINDOW_SECONDS, state.sessions.now())
+            .await?;
+        if counter.count > OTP_FAILURES_PER_ACCOUNT {
+            tracing::warn!(key = %self.key, "second-factor code throttled");
+            return Err(rate_limited(counter.retry_after));
+        }
+        Ok(())
+    }
+
+    /// The code was right: it was no failure.
+    pub async fn refund(&self, state: &AppState) -> Result<(), ApiError> {
+        Ok(state
+            .sessions
+            .store()
+            .refund(&self.key, state.sessions.now())
+            .await?)
+    }
+}
+
+/// A second-factor code an admin presents on the routes of §11: it counts as a login attempt
+/// of (account, client address) and, a TOTP code, on the per-account cap, both refunded when
+/// it was right (CONTRACT §8).
+pub struct CodeGuess {
+    login: LoginThrottle,
+    otp: Option<OtpThrottle>,
+}
+
+impl CodeGuess {
+    /// Counts the guess; 429 when either throttle is past its limit.
+    pub async fn start(
+        state: &AppState,
+        context: &SessionContext,
+        (identity_id, email): (i64, &str),
+        client: &ClientAddr,
+        totp: bool,
+    ) -> Result<Self, ApiError> {
+        let guess = Self {
+            login: LoginThrottle::new(context, email, client),
+            otp: totp.then(|| OtpThrottle::new(context, identity_id)),
+        };
+        guess.login.attempt(state, context).await?;
+        if let Some(otp) = &guess.otp {
+            otp.attempt(state).await?;
+        }
+        Ok(guess)
+    }
+
+    /// The code was right.
+    pub async fn right(&self, state: &AppState) -> Result<(), ApiError> {
+        self.login.refund(state).await?;
+        match &self.otp {
+            Some(otp) => otp.refund(state).await,
+            None => Ok(()),
+        }
+    }
+}
+
 /// Sign-ups per client address (CONTRACT §8): every sign-up attempt with a valid form counts.
 pub async fn count_signup(state: &AppState, client: &ClientAddr) -> Result<(), ApiError> {
     let key = format!("signup:ip:{}", bucket_of(client));

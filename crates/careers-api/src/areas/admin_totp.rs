@@ -8,15 +8,18 @@ use serde::Serialize;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::AdminEnrolmentCtx;
+use super::{ADMIN, AdminEnrolmentCtx};
 use crate::audit::{self, Action};
 use crate::error::ApiError;
-use crate::error::responses::{Conflict, FormErrors, NotFound, Unavailable, UnsafeAreaErrors};
+use crate::error::responses::{
+    Conflict, FormErrors, NotFound, RateLimited, Unavailable, UnsafeAreaErrors,
+};
 use crate::extract::Json as Form;
 use crate::mfa::{self, Factor};
-use crate::models::identities::TotpCodeForm;
 use crate::models::identities::admin;
+use crate::models::identities::{TotpCodeForm, normalize_email};
 use crate::state::AppState;
+use crate::throttle::{ClientAddr, CodeGuess};
 use crate::views::Json;
 
 pub fn routes() -> OpenApiRouter<AppState> {
@@ -81,13 +84,14 @@ async fn start_enrolment(
     request_body = TotpCodeForm,
     responses(
         (status = 200, description = "Confirmed", body = RecoveryCodes),
-        FormErrors, UnsafeAreaErrors, Conflict, Unavailable
+        FormErrors, UnsafeAreaErrors, Conflict, RateLimited, Unavailable
     ),
     security(("admin_session" = [], "csrf_token" = []))
 )]
 async fn confirm_enrolment(
     ctx: AdminEnrolmentCtx,
     State(state): State<AppState>,
+    client: ClientAddr,
     Form(form): Form<TotpCodeForm>,
 ) -> Result<Json<RecoveryCodes>, ApiError> {
     form.validate()?;
@@ -105,8 +109,17 @@ async fn confirm_enrolment(
         .open(ctx.admin.id, sealed)
         .map(|(secret, _)| secret)
         .ok_or(ApiError::Internal)?;
+    let guess = CodeGuess::start(
+        &state,
+        &ADMIN,
+        (ctx.admin.id, &normalize_email(&ctx.admin.email)),
+        &client,
+        true,
+    )
+    .await?;
     let step =
         mfa::matching_step(&secret, code.trim(), state.sessions.now()).ok_or_else(wrong_code)?;
+    guess.right(&state).await?;
     let codes = mfa::new_recovery_codes();
     let hashes = codes.iter().map(|c| mfa::recovery_code_hash(c)).collect();
     admin::confirm_totp(&state.db, ctx.admin.id, step, hashes, state.now()).await?;
@@ -130,13 +143,14 @@ async fn confirm_enrolment(
     request_body = TotpCodeForm,
     responses(
         (status = 204, description = "Removed"),
-        FormErrors, UnsafeAreaErrors, NotFound, Unavailable
+        FormErrors, UnsafeAreaErrors, NotFound, RateLimited, Unavailable
     ),
     security(("admin_session" = [], "csrf_token" = []))
 )]
 async fn remove_factor(
     ctx: AdminEnrolmentCtx,
     State(state): State<AppState>,
+    client: ClientAddr,
     Form(form): Form<TotpCodeForm>,
 ) -> Result<StatusCode, ApiError> {
     if state.config.mfa.required {
@@ -152,6 +166,15 @@ async fn remove_factor(
     } else {
         (None, Some(code))
     };
+    // A guess counts like a failed login, and a TOTP code on the admin's cap (CONTRACT §8).
+    let guess = CodeGuess::start(
+        &state,
+        &ADMIN,
+        (ctx.admin.id, &normalize_email(&ctx.admin.email)),
+        &client,
+        is_totp && ctx.admin.totp_confirmed_at.is_some(),
+    )
+    .await?;
     let factor = admin::check_factor(
         &state.db,
         &state.secrets,
@@ -161,6 +184,9 @@ async fn remove_factor(
         state.sessions.now(),
     )
     .await?;
+    if !matches!(factor, Factor::Wrong | Factor::Missing) {
+        guess.right(&state).await?;
+    }
     match factor {
         Factor::Verified => {
             admin::remove_totp(&state.db, ctx.admin.id).await?;

@@ -35,7 +35,7 @@ use crate::models::identities::user::{self, UserView};
 use crate::models::identities::{LoginForm, PasswordChangeForm, normalize_email};
 use crate::password::Purpose;
 use crate::state::AppState;
-use crate::throttle::{ClientAddr, LoginThrottle};
+use crate::throttle::{ClientAddr, LoginThrottle, OtpThrottle};
 use crate::timestamp::rfc3339;
 use crate::views::{SessionList, SessionOne};
 
@@ -174,18 +174,30 @@ impl Principal for AdminPrincipal {
         otp: Option<&str>,
         recovery_code: Option<&str>,
     ) -> Result<Factor, ApiError> {
-        match admin::find_admin(&state.db, id).await? {
-            Some(admin) => Ok(admin::check_factor(
-                &state.db,
-                &state.secrets,
-                &admin,
-                otp,
-                recovery_code,
-                state.sessions.now(),
-            )
-            .await?),
-            None => Ok(Factor::Wrong),
+        let Some(admin) = admin::find_admin(&state.db, id).await? else {
+            return Ok(Factor::Wrong);
+        };
+        // A TOTP code against a confirmed factor counts on the admin's cap (CONTRACT §8).
+        let capped = (otp.is_some() && admin.totp_confirmed_at.is_some())
+            .then(|| OtpThrottle::new(&ADMIN, id));
+        if let Some(throttle) = &capped {
+            throttle.attempt(state).await?;
         }
+        let factor = admin::check_factor(
+            &state.db,
+            &state.secrets,
+            &admin,
+            otp,
+            recovery_code,
+            state.sessions.now(),
+        )
+        .await?;
+        if let Some(throttle) = &capped
+            && !matches!(factor, Factor::Wrong)
+        {
+            throttle.refund(state).await?;
+        }
+        Ok(factor)
     }
 }
 

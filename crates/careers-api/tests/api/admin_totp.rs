@@ -6,6 +6,7 @@ use reqwest::{Method, Response, StatusCode};
 use serde_json::{Value, json};
 
 use crate::backend_tests;
+use crate::fixtures::expect_fields;
 use crate::helpers::*;
 
 const EMAIL: &str = "grace@example.com";
@@ -237,5 +238,73 @@ backend_tests! {
         fourth.clock.advance((now(&third) - now(&fourth)).max(0) + 30);
         let code = code_at(&secret, now(&fourth));
         assert_error(login(&fourth, json!({ "otp": code })).await, StatusCode::INTERNAL_SERVER_ERROR, "internal").await;
+    }
+
+    async fn second_factor_guesses_are_capped_per_account_from_every_address(backend) {
+        // CONTRACT §8: ten wrong codes for one admin in 15 minutes, from twelve addresses
+        // (each far under its own limit), and `otp` is refused; a recovery code still works.
+        let app = TestApp::spawn_with(
+            backend,
+            &[("CLIENT_IP_HEADER", "X-Forwarded-For"), ("TRUSTED_PROXIES", "127.0.0.1,::1")],
+        )
+        .await;
+        let (_, creds) = app.admin_session(EMAIL).await;
+        let (secret, codes) = enrol(&app, &creds).await;
+        let from = |address: String, extra: Value| {
+            let mut body = json!({ "email": EMAIL, "password": PASSWORD });
+            body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+            app.request(Method::POST, session_path(&ADMIN))
+                .header("x-forwarded-for", address)
+                .json(&body)
+                .send()
+        };
+        let wrong = |app: &TestApp| {
+            let right: u32 = code_at(&secret, now(app)).parse().unwrap();
+            format!("{:06}", (right + 500_000) % 1_000_000)
+        };
+        for n in 0..10 {
+            let guess = from(format!("203.0.113.{n}"), json!({ "otp": wrong(&app) })).await.unwrap();
+            assert_error(guess, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        }
+        let right = code_at(&secret, now(&app));
+        let capped = from("203.0.113.10".into(), json!({ "otp": right })).await.unwrap();
+        let retry: i64 = capped.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=careers_api::throttle::LOGIN_WINDOW_SECONDS).contains(&retry), "{retry}");
+        assert_error(capped, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+        let recovery = from("203.0.113.11".into(), json!({ "recovery_code": codes[0] })).await.unwrap();
+        assert_eq!(recovery.status(), StatusCode::CREATED, "a recovery code is still accepted");
+        // The window passes; the owner's code works again. (Redis keeps its counters' windows
+        // by the server's own clock, which the test's clock does not move.)
+        if backend == Backend::SqliteMemoryStore {
+            app.clock.advance(15 * 60 + 1);
+            let code = code_at(&secret, now(&app));
+            let back = from("198.51.100.7".into(), json!({ "otp": code })).await.unwrap();
+            assert_eq!(back.status(), StatusCode::CREATED);
+        }
+    }
+
+    async fn code_guesses_on_the_totp_routes_are_throttled_like_logins(backend) {
+        // A session holder cannot guess codes at DELETE without limit (CONTRACT §8): each wrong
+        // code counts as a failed login of (account, address) and on the admin's code cap.
+        let app = TestApp::spawn(backend).await;
+        let (_, creds) = app.admin_session(EMAIL).await;
+        let (secret, _) = enrol(&app, &creds).await;
+        let limit = app.state.config.limits.login_failures_per_account;
+        for _ in 0..limit {
+            let right: u32 = code_at(&secret, now(&app)).parse().unwrap();
+            let wrong = format!("{:06}", (right + 500_000) % 1_000_000);
+            let guess = totp(&app, &creds, Method::DELETE, Some(json!({ "code": wrong }))).await;
+            expect_fields(guess, &["code"]).await;
+        }
+        let code = code_at(&secret, now(&app));
+        let throttled = totp(&app, &creds, Method::DELETE, Some(json!({ "code": code }))).await;
+        assert_error(throttled, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+        // The factor is still there.
+        let confirmed = crate::data_layer::scalar(
+            &app,
+            "SELECT COUNT(*) FROM identities_admins WHERE totp_confirmed_at IS NOT NULL",
+        )
+        .await;
+        assert_eq!(confirmed, "1");
     }
 }
