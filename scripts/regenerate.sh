@@ -6,8 +6,14 @@
 # `--check`: change nothing, fail when either is stale (CI).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-cargo build -q -p careers-api
-bin=target/debug/careers-api
+# CAREERS_API_BIN: a binary of this tree built already (CI passes the one `cargo test` built,
+# which a plain `cargo build` would build again with other features); else it is built here.
+if [ -n "${CAREERS_API_BIN:-}" ]; then
+  bin=$CAREERS_API_BIN
+else
+  cargo build -q -p careers-api
+  bin=target/debug/careers-api
+fi
 routes=crates/careers-api/tests/api/routes.txt
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
@@ -25,9 +31,9 @@ if [ "${1:-}" = "--check" ]; then
     echo "$routes is stale: run scripts/regenerate.sh" >&2
     exit 1
   fi
-  CAREERS_API_BIN="$PWD/$bin" clients/js/generate-types.sh --check
+  CAREERS_API_BIN="$(realpath "$bin")" clients/js/generate-types.sh --check
 else
   cp "$work/routes.txt" "$routes"
-  CAREERS_API_BIN="$PWD/$bin" clients/js/generate-types.sh
+  CAREERS_API_BIN="$(realpath "$bin")" clients/js/generate-types.sh
   echo "regenerated $routes and clients/js/api-types.d.ts"
 fi

@@ -97,6 +97,12 @@ enum AdminsCommand {
         #[arg(long)]
         email: String,
     },
+    /// Remove an admin's second factor (a lost or stolen authenticator) and end their sessions;
+    /// they enrol again at their next login.
+    ResetMfa {
+        #[arg(long)]
+        email: String,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -178,6 +184,9 @@ pub async fn run(cli: Cli) -> ExitCode {
         Command::Admins {
             command: AdminsCommand::SetPassword { email },
         } => set_admin_password(config, email).await,
+        Command::Admins {
+            command: AdminsCommand::ResetMfa { email },
+        } => reset_admin_mfa(config, email).await,
         Command::Users {
             command:
                 UsersCommand::Create {
@@ -425,6 +434,28 @@ async fn set_admin_password(config: Config, email: String) -> Result<(), String>
     println!("admin {}: password set", admin.id);
     crate::audit::record(None, crate::audit::Action::AdminPasswordSet, admin.id);
     // The admin's sessions end with the old password (CONTRACT §10).
+    end_admin_sessions(&config, admin.id).await
+}
+
+/// `admins reset-mfa`: the admin's factor and recovery codes are removed and their sessions end
+/// (CONTRACT §11), for an authenticator that is lost or stolen.
+async fn reset_admin_mfa(config: Config, email: String) -> Result<(), String> {
+    let db = connected(&config).await?;
+    let admin = admin::find_admin_by_email(&db, &email)
+        .await
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| format!("no admin with the e-mail {:?}", email.trim()))?;
+    admin::remove_totp(&db, admin.id)
+        .await
+        .map_err(|e| e.to_string())?;
+    println!("admin {}: second factor removed", admin.id);
+    crate::audit::record(None, crate::audit::Action::SecondFactorRemoved, admin.id);
+    end_admin_sessions(&config, admin.id).await
+}
+
+/// Ends every session of admin `id` in the configured store; the in-memory store lives inside
+/// the server, out of a command's reach, which the command says.
+async fn end_admin_sessions(config: &Config, id: i64) -> Result<(), String> {
     if config.redis_url.is_none() {
         eprintln!(
             "note: the in-memory token store lives inside the server process; \
@@ -432,11 +463,11 @@ async fn set_admin_password(config: Config, email: String) -> Result<(), String>
         );
         return Ok(());
     }
-    let store = state::build_store(&config)
+    let store = state::build_store(config)
         .await
         .map_err(|e| e.to_string())?;
     let ended = store
-        .revoke_all(ADMIN.namespace, admin.id, None)
+        .revoke_all(ADMIN.namespace, id, None)
         .await
         .map_err(|e| e.to_string())?;
     println!("{ended} admin sessions ended");

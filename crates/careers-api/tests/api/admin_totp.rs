@@ -26,7 +26,7 @@ async fn totp(app: &TestApp, creds: &Creds, method: Method, body: Option<Value>)
 }
 
 /// Enrols the creds' admin: (base32 secret, recovery codes).
-async fn enrol(app: &TestApp, creds: &Creds) -> (String, Vec<String>) {
+pub(crate) async fn enrol(app: &TestApp, creds: &Creds) -> (String, Vec<String>) {
     let started = totp(app, creds, Method::POST, None).await;
     assert_eq!(started.status(), StatusCode::CREATED);
     let body: Value = started.json().await.unwrap();

@@ -166,6 +166,41 @@ backend_tests! {
         assert_eq!(response.status(), StatusCode::CREATED);
     }
 
+    async fn cli_admins_reset_mfa_removes_the_factor_and_ends_the_sessions(backend) {
+        let app = TestApp::spawn(backend).await;
+        let env = app_env(&app);
+        let (admin_id, creds) = app.admin_session("grace@example.com").await;
+        let (_, other_admin) = app.admin_session("other@example.com").await;
+        crate::admin_totp::enrol(&app, &creds).await;
+        let needs_code = app.login_raw(&ADMIN, "grace@example.com", PASSWORD).await;
+        assert_error(needs_code, StatusCode::UNAUTHORIZED, "mfa_required").await;
+
+        let output = careers_api(&env, &["admins", "reset-mfa", "--email", " Grace@Example.com "]);
+        assert!(output.status.success(), "{}", stderr(&output));
+        assert!(String::from_utf8_lossy(&output.stdout).contains("second factor removed"));
+        if backend == Backend::PostgresRedis {
+            assert!(String::from_utf8_lossy(&output.stdout).contains("1 admin sessions ended"));
+            assert_error(app.read(&creds, admin_id).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+            assert!(app.record(&other_admin).await.is_some(), "another admin's session stays");
+        } else {
+            assert!(stderr(&output).contains("in-memory token store"), "{}", stderr(&output));
+        }
+        // The factor is gone: the password alone logs in (and the admin may enrol again).
+        let response = app.login_raw(&ADMIN, "grace@example.com", PASSWORD).await;
+        assert_eq!(response.status(), StatusCode::CREATED);
+        let confirmed = crate::data_layer::scalar(
+            &app,
+            &format!("SELECT COUNT(*) FROM identities_admins WHERE id = {admin_id} AND totp_secret IS NULL"),
+        )
+        .await;
+        assert_eq!(confirmed, "1");
+        // Only admins.
+        app.create_user("ada@example.com").await;
+        let user = careers_api(&env, &["admins", "reset-mfa", "--email", "ada@example.com"]);
+        assert!(!user.status.success());
+        assert!(stderr(&user).contains("no admin"), "{}", stderr(&user));
+    }
+
     async fn cli_flush_ends_one_contexts_sessions(backend) {
         let app = TestApp::spawn(backend).await;
         let (user_id, user) = app.user_session("ada@example.com").await;
