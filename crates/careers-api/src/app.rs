@@ -24,7 +24,10 @@ use crate::state::AppState;
 pub type App = Edge<Router>;
 
 pub fn build_app(state: AppState) -> App {
-    let edge = EdgeLayer::new(state.sessions.origins().clone());
+    let edge = EdgeLayer::new(state.sessions.origins().clone()).behind_proxies(
+        state.config.client_ip_header.clone(),
+        state.config.trusted_proxies.clone(),
+    );
     let (router, _) = crate::openapi::router().split_for_parts();
     // Swagger UI from the binary (`vendored`: no CDN, nothing fetched at build time), reading
     // the document the router already serves at /openapi.json.

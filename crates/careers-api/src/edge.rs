@@ -24,6 +24,7 @@
 //! tenth of the server's CPU (docs/PERFORMANCE.md).
 
 use std::future::Future;
+use std::net::{IpAddr, SocketAddr};
 use std::panic::{self, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::Arc;
@@ -32,6 +33,7 @@ use std::task::{Context, Poll, ready};
 use std::time::Instant;
 
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{HeaderName, HeaderValue, Method, Request, Response, header};
 use axum::response::IntoResponse;
 use tower::{Layer, Service};
@@ -41,6 +43,7 @@ use sessions::OriginPolicy;
 
 use crate::error::ApiError;
 use crate::logging::{ACCESS_MESSAGE, ACCESS_TARGET, Access, Handling, LineSink};
+use crate::throttle::client_address;
 
 pub const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
 
@@ -63,6 +66,10 @@ struct Shared {
     ids: RequestIds,
     origins: OriginPolicy,
     access: Option<&'static dyn LineSink>,
+    /// `CLIENT_IP_HEADER` and `TRUSTED_PROXIES`: the client address every log line of a
+    /// request names (`throttle::client_address`).
+    client_ip_header: Option<HeaderName>,
+    trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl EdgeLayer {
@@ -82,8 +89,23 @@ impl EdgeLayer {
                 },
                 origins,
                 access,
+                client_ip_header: None,
+                trusted_proxies: Vec::new(),
             }),
         }
+    }
+
+    /// Reads the client address behind the listed proxies (CONTRACT §1) rather than the TCP
+    /// peer's, for the log lines.
+    pub fn behind_proxies(
+        mut self,
+        header: Option<HeaderName>,
+        proxies: Vec<ipnet::IpNet>,
+    ) -> Self {
+        let shared = Arc::get_mut(&mut self.shared).expect("configured before it is shared");
+        shared.client_ip_header = header;
+        shared.trusted_proxies = proxies;
+        self
     }
 }
 
@@ -151,8 +173,19 @@ where
             .get(header::ORIGIN)
             .filter(|origin| origin.to_str().is_ok_and(|o| shared.origins.allows(o)))
             .cloned();
+        let peer = request
+            .extensions()
+            .get::<ConnectInfo<SocketAddr>>()
+            .map(|info| info.0.ip());
+        let client = client_address(
+            peer,
+            headers,
+            shared.client_ip_header.as_ref(),
+            &shared.trusted_proxies,
+        );
         let line = AccessLine {
             id,
+            client,
             method: request.method().clone(),
             // The path only: query strings may carry personal data (`?q=` an e-mail).
             path: request.uri().clone(),
@@ -181,6 +214,8 @@ where
 /// What the response and its log line need from the request.
 struct AccessLine {
     id: HeaderValue,
+    /// The request's client address, for the log lines its handler writes.
+    client: Option<IpAddr>,
     method: Method,
     path: axum::http::Uri,
     started: Instant,
@@ -217,10 +252,11 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let mut this = self.project();
-        let id = &this.line.as_ref().expect("polled after completion").id;
+        let line = this.line.as_ref().expect("polled after completion");
+        let id = &line.id;
         let polled = match this.inner.as_mut().project() {
             InnerProj::Handler { future } => {
-                let _handling = Handling::start(id);
+                let _handling = Handling::start(id, line.client);
                 panic::catch_unwind(AssertUnwindSafe(|| future.poll(cx))).ok()
             }
             InnerProj::Preflight => Some(Poll::Ready(Ok(preflight()))),
@@ -385,9 +421,14 @@ mod tests {
         // Tests run in parallel, each with its own subscriber: a callsite first reached while
         // no subscriber that wants it was alive is cached as disabled. Recompute under ours.
         tracing::callsite::rebuild_interest_cache();
+        // The request comes through a trusted balancer at 10.0.0.1 for 203.0.113.9.
         let edge = EdgeLayer::writing_access_to(
             direct.then_some(sink as &dyn LineSink),
             OriginPolicy::new(None),
+        )
+        .behind_proxies(
+            Some(HeaderName::from_static("x-forwarded-for")),
+            vec!["10.0.0.0/8".parse().unwrap()],
         );
         let service = edge.layer(service_fn(move |_: Request<String>| async move {
             tracing::warn!(identity_id = 7i64, "inside the handler");
@@ -400,7 +441,12 @@ mod tests {
             *response.status_mut() = status;
             Ok::<_, std::convert::Infallible>(response)
         }));
-        let mut request = Request::get("/identities/user/1?q=someone@example.com");
+        let mut request = Request::get("/identities/user/1?q=someone@example.com")
+            .header("x-forwarded-for", "203.0.113.9")
+            .extension(super::ConnectInfo(super::SocketAddr::from((
+                [10, 0, 0, 1],
+                4000,
+            ))));
         if let Some(id) = request_id {
             request = request.header(REQUEST_ID, id);
         }
@@ -449,6 +495,11 @@ mod tests {
             assert_eq!(line["level"], "WARN");
         }
         assert_eq!(lines[0]["identity_id"], 7);
+        // And its client address, the one behind the trusted balancer (CONTRACT §8).
+        for line in &lines[..2] {
+            assert_eq!(line["client_ip"], "203.0.113.9", "{line}");
+        }
+        assert!(lines.last().unwrap().get("client_ip").is_none());
         // The access line names it once, as its own field.
         let access = edge_lines(&lines)[0].to_string();
         assert_eq!(access.matches("request_id").count(), 1, "{access}");

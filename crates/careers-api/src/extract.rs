@@ -2,7 +2,7 @@
 //! contract's errors instead of axum's plain-text ones.
 
 use axum::body::Bytes;
-use axum::extract::{FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, OptionalFromRequest, Request};
 use axum::http::request::Parts;
 use axum::http::{StatusCode, header};
 use serde::de::DeserializeOwned;
@@ -46,6 +46,32 @@ where
                 _ => "request body is not valid JSON".into(),
             })
         })
+    }
+}
+
+/// A body that may be left out: a request without `Content-Type` and without a body is `None`;
+/// anything else is read as [`Json`] (a body of another type is still 415).
+impl<S, T> OptionalFromRequest<S> for Json<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned,
+{
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Option<Self>, Self::Rejection> {
+        if req.headers().contains_key(header::CONTENT_TYPE) {
+            return <Self as FromRequest<S>>::from_request(req, state)
+                .await
+                .map(Some);
+        }
+        let bytes = Bytes::from_request(req, state)
+            .await
+            .map_err(|_| ApiError::UnsupportedMediaType)?;
+        if bytes.is_empty() {
+            Ok(None)
+        } else {
+            Err(ApiError::UnsupportedMediaType)
+        }
     }
 }
 

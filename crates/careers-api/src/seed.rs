@@ -379,12 +379,8 @@ pub async fn demo_mfa_admin(
         },
     )
     .await?;
-    admin::start_totp(
-        db,
-        created.id,
-        secrets.seal(created.id, b"12345678901234567890"),
-    )
-    .await?;
-    admin::confirm_totp(db, created.id, 0, Vec::new(), Utc::now()).await?;
+    let sealed = secrets.seal(created.id, b"12345678901234567890");
+    admin::start_totp(db, created.id, sealed.clone(), false).await?;
+    admin::confirm_totp(db, created.id, &sealed, 0, Vec::new(), Utc::now()).await?;
     Ok(1)
 }

@@ -42,14 +42,30 @@ impl FromRequestParts<AppState> for ClientAddr {
             .get::<ConnectInfo<SocketAddr>>()
             .map(|info| info.0.ip());
         let config = &state.config;
-        let forwarded = match (peer, &config.client_ip_header) {
-            (Some(peer), Some(name)) if trusted(&config.trusted_proxies, peer) => {
-                client_behind_proxies(&parts.headers, name, &config.trusted_proxies)
-            }
-            _ => None,
-        };
-        Ok(Self(forwarded.or(peer)))
+        Ok(Self(client_address(
+            peer,
+            &parts.headers,
+            config.client_ip_header.as_ref(),
+            &config.trusted_proxies,
+        )))
     }
+}
+
+/// The client address of a request from `peer` (see [`ClientAddr`]): also what the edge layer
+/// marks every log line of the request with (`client_ip`, CONTRACT §8).
+pub fn client_address(
+    peer: Option<IpAddr>,
+    headers: &axum::http::HeaderMap,
+    header: Option<&axum::http::HeaderName>,
+    proxies: &[ipnet::IpNet],
+) -> Option<IpAddr> {
+    let forwarded = match (peer, header) {
+        (Some(peer), Some(name)) if trusted(proxies, peer) => {
+            client_behind_proxies(headers, name, proxies)
+        }
+        _ => None,
+    };
+    forwarded.or(peer)
 }
 
 fn trusted(proxies: &[ipnet::IpNet], ip: IpAddr) -> bool {

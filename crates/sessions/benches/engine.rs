@@ -99,6 +99,7 @@ fn claims() -> AccessClaims {
         ruid: SessionId::random(),
         iat: NOW,
         exp: NOW + 3600,
+        second_factor: false,
         key: TokenKeys::SIGNING,
     }
 }

@@ -68,6 +68,8 @@ pub struct Authenticated {
     pub subject: i64,
     pub ruid: SessionId,
     pub uid: SessionId,
+    /// Whether the session presented a second factor (see [`AccessClaims::second_factor`]).
+    pub second_factor: bool,
 }
 
 impl Authenticated {
@@ -95,6 +97,9 @@ pub enum EndReason {
     Cap,
     /// A password change or reset.
     Password,
+    /// A second factor confirmed, replaced or removed (the admin's other sessions), or a
+    /// session that never presented the factor its admin now has.
+    SecondFactor,
     /// `sessions flush`.
     Flush,
 }
@@ -108,6 +113,7 @@ impl EndReason {
             Self::Theft => "theft",
             Self::Cap => "cap",
             Self::Password => "password",
+            Self::SecondFactor => "second_factor",
             Self::Flush => "flush",
         }
     }
@@ -240,7 +246,8 @@ impl SessionEngine {
     }
 
     /// Login: a new session for `subject` with a new refresh UID and access token, recording
-    /// the client address `ip` and the request's `User-Agent` for listings.
+    /// the client address `ip` and the request's `User-Agent` for listings, and whether the
+    /// login presented a second factor (carried by every token of the session).
     ///
     /// The session named by the request's own access cookie of this context, if any, is the
     /// one this login replaces in that browser: it is ended first. When the identity already
@@ -251,6 +258,7 @@ impl SessionEngine {
         subject: i64,
         headers: &HeaderMap,
         ip: Option<IpAddr>,
+        second_factor: bool,
     ) -> Result<IssuedAccess, SessionError> {
         let now = self.clock.now();
         if let Ok(replaced) = self.verified_claims(context, headers)
@@ -260,9 +268,10 @@ impl SessionEngine {
                 .await?
         {
             ended(context, EndReason::Revoked, 1);
-            tracing::info!(
-                context = context.name,
-                identity_id = replaced.subject,
+            crate::identity_event!(
+                info,
+                *context,
+                replaced.subject,
                 "session replaced by a new login in the same browser"
             );
         }
@@ -297,14 +306,15 @@ impl SessionEngine {
             .await?;
         if evicted > 0 {
             ended(context, EndReason::Cap, evicted as u64);
-            tracing::info!(
-                context = context.name,
-                identity_id = subject,
+            crate::identity_event!(
+                info,
+                *context,
+                subject,
                 evicted,
                 "least recently used sessions ended: sessions per identity at the limit"
             );
         }
-        Ok(self.issue(context, &key.ruid, &record))
+        Ok(self.issue(context, &key.ruid, &record, second_factor))
     }
 
     /// Every authenticated request: signature, HS256, payload key, CSRF on unsafe methods,
@@ -376,9 +386,10 @@ impl SessionEngine {
             if self.store.revoke(context.namespace, &key).await? {
                 ended(context, EndReason::Idle, 1);
             }
-            tracing::info!(
-                context = context.name,
-                identity_id = claims.subject,
+            crate::identity_event!(
+                info,
+                *context,
+                claims.subject,
                 "session ended: idle timeout"
             );
             return Err(SessionError::SessionEnded);
@@ -389,9 +400,10 @@ impl SessionEngine {
                 if self.store.revoke(context.namespace, &key).await? {
                     ended(context, EndReason::Theft, 1);
                 }
-                tracing::warn!(
-                    context = context.name,
-                    identity_id = claims.subject,
+                crate::identity_event!(
+                    warn,
+                    *context,
+                    claims.subject,
                     "superseded access token presented: session ended (possible theft)"
                 );
             }
@@ -407,6 +419,7 @@ impl SessionEngine {
             subject: claims.subject,
             ruid: claims.ruid,
             uid: claims.uid,
+            second_factor: claims.second_factor,
         })
     }
 
@@ -451,13 +464,14 @@ impl SessionEngine {
             Rotation::Rotated(record) | Rotation::Replayed(record)
                 if record.subject == claims.subject =>
             {
-                Ok(self.issue(context, &claims.ruid, &record))
+                Ok(self.issue(context, &claims.ruid, &record, claims.second_factor))
             }
             Rotation::Superseded => {
                 ended(context, EndReason::Theft, 1);
-                tracing::warn!(
-                    context = context.name,
-                    identity_id = claims.subject,
+                crate::identity_event!(
+                    warn,
+                    *context,
+                    claims.subject,
                     "superseded access token presented to refresh: session ended (possible theft)"
                 );
                 Err(SessionError::SessionEnded)
@@ -493,9 +507,10 @@ impl SessionEngine {
             }
             Ending::Superseded => {
                 ended(context, EndReason::Theft, 1);
-                tracing::warn!(
-                    context = context.name,
-                    identity_id = claims.subject,
+                crate::identity_event!(
+                    warn,
+                    *context,
+                    claims.subject,
                     "superseded access token presented to logout: session ended (possible theft)"
                 );
                 Err(SessionError::SessionEnded)
@@ -505,11 +520,13 @@ impl SessionEngine {
     }
 
     /// The current session's new access UID and CSRF, as a refresh gives them, for a request
-    /// that authenticated already (a password change).
+    /// that authenticated already (a password change; a second factor confirmed, which raises
+    /// the session to `second_factor`: a privilege raise gets new credentials).
     pub async fn reissue(
         &self,
         context: &SessionContext,
         session: &Authenticated,
+        second_factor: bool,
     ) -> Result<IssuedAccess, SessionError> {
         let now = self.clock.now();
         let rotation = self
@@ -525,7 +542,7 @@ impl SessionEngine {
             .await?;
         match rotation {
             Rotation::Rotated(record) if record.subject == session.subject => {
-                Ok(self.issue(context, &session.ruid, &record))
+                Ok(self.issue(context, &session.ruid, &record, second_factor))
             }
             _ => Err(SessionError::SessionEnded),
         }
@@ -594,6 +611,21 @@ impl SessionEngine {
 
     /// Ends every session of the identity but `keep` (a refresh UID), if given, for `reason`;
     /// how many.
+    /// Ends the session of a request that authenticated already, whatever its access UID;
+    /// whether it still existed.
+    pub async fn end_current(
+        &self,
+        context: &SessionContext,
+        session: &Authenticated,
+        reason: EndReason,
+    ) -> Result<bool, StoreError> {
+        let ended_now = self.store.revoke(context.namespace, &session.key()).await?;
+        if ended_now {
+            ended(context, reason, 1);
+        }
+        Ok(ended_now)
+    }
+
     pub async fn end_sessions(
         &self,
         context: &SessionContext,
@@ -644,9 +676,10 @@ impl SessionEngine {
         if same_site && token_ok {
             return Ok(());
         }
-        tracing::warn!(
-            context = context.name,
-            identity_id = claims.subject,
+        crate::identity_event!(
+            warn,
+            *context,
+            claims.subject,
             cross_site = !same_site,
             "CSRF check failed"
         );
@@ -661,6 +694,7 @@ impl SessionEngine {
         context: &SessionContext,
         ruid: &SessionId,
         record: &SessionRecord,
+        second_factor: bool,
     ) -> IssuedAccess {
         let claims = AccessClaims {
             subject: record.subject,
@@ -668,6 +702,7 @@ impl SessionEngine {
             ruid: *ruid,
             iat: record.access_iat,
             exp: record.access_iat + self.policy.access_seconds,
+            second_factor,
             key: TokenKeys::SIGNING,
         };
         IssuedAccess {

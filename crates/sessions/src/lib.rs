@@ -16,6 +16,7 @@ mod clock;
 mod context;
 mod cookies;
 mod engine;
+mod events;
 mod id;
 mod origin;
 pub mod store;
@@ -35,3 +36,7 @@ pub use store::{
     SessionRecord, StoreError, TokenStore,
 };
 pub use token::{AccessClaims, SigningKey, SigningSecret, TokenKeys};
+
+/// For [`identity_event!`]'s expansion in other crates.
+#[doc(hidden)]
+pub use tracing;

@@ -67,6 +67,11 @@ pub struct AccessClaims {
     pub ruid: SessionId,
     pub iat: i64,
     pub exp: i64,
+    /// Whether the session presented a second factor (at login, or by confirming one at
+    /// enrolment): RFC 8176's `"amr": ["pwd", "mfa"]` on the wire, absent otherwise. It is
+    /// signed into every token of the session, so reading it costs no store round trip, and a
+    /// refresh carries it over from the token it replaces (CONTRACT §11).
+    pub second_factor: bool,
     /// Which of the service's keys signed the token ([`TokenKeys::SIGNING`] for the current
     /// one); its CSRF token is derived with the same key. Not a claim on the wire: the `kid`
     /// of the token's header names it.
@@ -83,6 +88,9 @@ impl AccessClaims {
     }
 }
 
+/// The authentication methods of a session that presented a second factor (RFC 8176).
+const SECOND_FACTOR_AMR: [&str; 2] = ["pwd", "mfa"];
+
 struct WireOut<'a> {
     payload_key: &'a str,
     claims: &'a AccessClaims,
@@ -90,17 +98,21 @@ struct WireOut<'a> {
 
 impl Serialize for WireOut<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let mut map = serializer.serialize_map(Some(5))?;
+        let second_factor = self.claims.second_factor;
+        let mut map = serializer.serialize_map(Some(5 + usize::from(second_factor)))?;
         map.serialize_entry(self.payload_key, &self.claims.subject)?;
         map.serialize_entry("uid", &self.claims.uid.to_string())?;
         map.serialize_entry("ruid", &self.claims.ruid.to_string())?;
         map.serialize_entry("iat", &self.claims.iat)?;
         map.serialize_entry("exp", &self.claims.exp)?;
+        if second_factor {
+            map.serialize_entry("amr", &SECOND_FACTOR_AMR)?;
+        }
         map.end()
     }
 }
 
-/// The claims as they arrive: the four known ones, plus every other integer claim, one of
+/// The claims as they arrive: the four known ones, `amr` when present, plus every other integer claim, one of
 /// which must be the context's payload key. A visitor instead of `#[serde(flatten)]`, which
 /// would buffer every field before decoding (this runs on every request).
 struct WireIn {
@@ -108,6 +120,7 @@ struct WireIn {
     ruid: String,
     iat: i64,
     exp: i64,
+    second_factor: bool,
     subjects: Vec<(String, i64)>,
 }
 
@@ -129,6 +142,7 @@ impl<'de> serde::de::Visitor<'de> for WireVisitor {
     fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<WireIn, A::Error> {
         use serde::de::Error;
         let (mut uid, mut ruid, mut iat, mut exp) = (None, None, None, None);
+        let mut second_factor = false;
         let mut subjects = Vec::new();
         while let Some(key) = map.next_key::<Cow<'de, str>>()? {
             match key.as_ref() {
@@ -136,6 +150,10 @@ impl<'de> serde::de::Visitor<'de> for WireVisitor {
                 "ruid" => ruid = Some(map.next_value()?),
                 "iat" => iat = Some(map.next_value()?),
                 "exp" => exp = Some(map.next_value()?),
+                "amr" => {
+                    let methods: Vec<Cow<'de, str>> = map.next_value()?;
+                    second_factor = methods.iter().any(|m| m == "mfa");
+                }
                 _ => {
                     if let serde_json::Value::Number(n) = map.next_value::<serde_json::Value>()?
                         && let Some(value) = n.as_i64()
@@ -150,6 +168,7 @@ impl<'de> serde::de::Visitor<'de> for WireVisitor {
             ruid: ruid.ok_or_else(|| A::Error::missing_field("ruid"))?,
             iat: iat.ok_or_else(|| A::Error::missing_field("iat"))?,
             exp: exp.ok_or_else(|| A::Error::missing_field("exp"))?,
+            second_factor,
             subjects,
         })
     }
@@ -277,6 +296,7 @@ impl TokenKeys {
             ruid: SessionId::parse(&wire.ruid).ok_or(TokenRejection::Invalid)?,
             iat: wire.iat,
             exp: wire.exp,
+            second_factor: wire.second_factor,
             key,
         })
     }
@@ -370,6 +390,7 @@ mod tests {
             ruid: SessionId::random(),
             iat: 1_700_000_000,
             exp: 1_700_003_600,
+            second_factor: false,
             key: TokenKeys::SIGNING,
         }
     }
@@ -409,6 +430,32 @@ mod tests {
             a.split('.').next(),
             Some(keys.keys[0].header_segment.as_str())
         );
+    }
+
+    #[test]
+    fn the_second_factor_is_signed_in_as_rfc_8176_amr_and_read_back() {
+        let keys = keys();
+        let with = AccessClaims {
+            second_factor: true,
+            ..claims()
+        };
+        let token = keys.sign(&ADMIN, &with);
+        assert_eq!(keys.verify(&ADMIN, &token), Ok(with));
+        let payload = token.split('.').nth(1).unwrap();
+        let json: serde_json::Value =
+            serde_json::from_slice(&URL_SAFE_NO_PAD.decode(payload).unwrap()).unwrap();
+        assert_eq!(json["amr"], serde_json::json!(["pwd", "mfa"]));
+        // Without it the claim is absent, and an `amr` without "mfa" is no second factor.
+        let without = keys.sign(&ADMIN, &claims());
+        assert!(!without.contains(payload));
+        let json: serde_json::Value = serde_json::from_slice(
+            &URL_SAFE_NO_PAD
+                .decode(without.split('.').nth(1).unwrap())
+                .unwrap(),
+        )
+        .unwrap();
+        assert!(json.get("amr").is_none());
+        assert!(!keys.verify(&ADMIN, &without).unwrap().second_factor);
     }
 
     #[test]

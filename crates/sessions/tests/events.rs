@@ -128,7 +128,7 @@ impl Setup {
 
     async fn open(&self, context: &SessionContext, subject: i64) -> IssuedAccess {
         self.engine
-            .open(context, subject, &HeaderMap::new(), None)
+            .open(context, subject, &HeaderMap::new(), None, false)
             .await
             .expect("open")
     }
@@ -158,11 +158,17 @@ impl Setup {
         String::from_utf8(self.log.0.lock().unwrap().clone()).unwrap()
     }
 
-    /// Whether an event at `level` for identity `subject` says `needle`.
+    /// Whether an event at `level` for identity `subject` says `needle`. The identity is named
+    /// as its context names it (`user_id`, `admin_id`), never under another key.
     fn logged(&self, level: &str, subject: i64, needle: &str) -> bool {
         self.events().iter().any(|e| {
+            let fields = &e["fields"];
+            let named = match fields["context"].as_str() {
+                Some("admin") => fields["admin_id"] == subject && fields["user_id"].is_null(),
+                _ => fields["user_id"] == subject && fields["admin_id"].is_null(),
+            };
             e["level"] == level
-                && e["fields"]["identity_id"] == subject
+                && named
                 && e["fields"]["message"]
                     .as_str()
                     .is_some_and(|m| m.contains(needle))
@@ -399,7 +405,10 @@ async fn open_ends_the_session_of_the_same_contexts_cookie_and_ignores_other_con
             (USER.access_cookie, &earlier.access_token),
             (USER.csrf_cookie, &earlier.csrf),
         ]);
-        let later = engine.open(&USER, 42, &sent, None).await.expect("open");
+        let later = engine
+            .open(&USER, 42, &sent, None, false)
+            .await
+            .expect("open");
         assert!(s.session(&USER, &earlier).await.is_none(), "earlier ended");
         assert!(matches!(
             s.get(&USER, &earlier).await,
@@ -418,7 +427,7 @@ async fn open_ends_the_session_of_the_same_contexts_cookie_and_ignores_other_con
         // Only another context's cookie: nothing ends.
         let admin_only = cookies(&[(ADMIN.access_cookie, &admin.access_token)]);
         let third = engine
-            .open(&USER, 42, &admin_only, None)
+            .open(&USER, 42, &admin_only, None, false)
             .await
             .expect("open");
         s.get(&ADMIN, &admin).await.expect("admin session intact");
@@ -426,7 +435,7 @@ async fn open_ends_the_session_of_the_same_contexts_cookie_and_ignores_other_con
         // Another context's token under this context's cookie name does not verify here.
         let misplaced = cookies(&[(USER.access_cookie, &admin.access_token)]);
         engine
-            .open(&USER, 42, &misplaced, None)
+            .open(&USER, 42, &misplaced, None, false)
             .await
             .expect("open");
         s.get(&ADMIN, &admin).await.expect("admin session intact");
@@ -435,7 +444,10 @@ async fn open_ends_the_session_of_the_same_contexts_cookie_and_ignores_other_con
             (USER.access_cookie, &third.access_token),
             (ADMIN.access_cookie, &admin.access_token),
         ]);
-        let admin_again = engine.open(&ADMIN, 42, &both, None).await.expect("open");
+        let admin_again = engine
+            .open(&ADMIN, 42, &both, None, false)
+            .await
+            .expect("open");
         assert!(s.session(&ADMIN, &admin).await.is_none(), "admin replaced");
         s.get(&ADMIN, &admin_again)
             .await
@@ -444,7 +456,10 @@ async fn open_ends_the_session_of_the_same_contexts_cookie_and_ignores_other_con
 
         // The browser's session is ended whoever logs in next in it.
         let switch = cookies(&[(USER.access_cookie, &third.access_token)]);
-        let other_identity = engine.open(&USER, 43, &switch, None).await.expect("open");
+        let other_identity = engine
+            .open(&USER, 43, &switch, None, false)
+            .await
+            .expect("open");
         assert!(s.session(&USER, &third).await.is_none(), "replaced");
         assert_eq!(s.get(&USER, &other_identity).await.unwrap().subject, 43);
         s.assert_no_secret_logged(&[&earlier, &admin, &later, &third, &admin_again]);
@@ -569,6 +584,42 @@ async fn authenticate_with_loads_beside_the_check_and_hands_back_only_with_a_liv
             matches!(outcome, Err(SessionError::SessionEnded)),
             "{outcome:?}"
         );
+    })
+    .await;
+}
+
+/// The second factor belongs to the session (CONTRACT §11): a login's flag is carried by every
+/// refresh of that session, a session opened without it stays without it, and a reissue (the
+/// confirmation of a factor) raises it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_second_factor_flag_follows_the_session_through_refresh_and_reissue() {
+    on_every_store(policy(), |s| async move {
+        let with = s
+            .engine
+            .open(&ADMIN, 7, &HeaderMap::new(), None, true)
+            .await
+            .expect("open");
+        let without = s.open(&ADMIN, 7).await;
+        assert!(s.get(&ADMIN, &with).await.unwrap().second_factor);
+        assert!(!s.get(&ADMIN, &without).await.unwrap().second_factor);
+        let refresh = |issued: &IssuedAccess| {
+            let headers = headers_for(&ADMIN, &issued.access_token, &issued.csrf);
+            let engine = &s.engine;
+            async move { engine.refresh(&ADMIN, &headers).await }
+        };
+        let with = refresh(&with).await.expect("refresh");
+        let without = refresh(&without).await.expect("refresh");
+        assert!(s.get(&ADMIN, &with).await.unwrap().second_factor);
+        let plain = s.get(&ADMIN, &without).await.unwrap();
+        assert!(!plain.second_factor);
+        let raised = s
+            .engine
+            .reissue(&ADMIN, &plain, true)
+            .await
+            .expect("reissue");
+        assert!(s.get(&ADMIN, &raised).await.unwrap().second_factor);
+        let raised = refresh(&raised).await.expect("refresh");
+        assert!(s.get(&ADMIN, &raised).await.unwrap().second_factor);
     })
     .await;
 }

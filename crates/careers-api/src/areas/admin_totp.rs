@@ -1,13 +1,22 @@
-//! The admin's own second factor (CONTRACT §11): start an enrolment, confirm it (the recovery
-//! codes are shown once), remove it. These routes take `AdminEnrolmentCtx`: an admin who must
-//! enrol under `ADMIN_MFA=required` reaches them, and only them, of the team area.
+//! The admin's own second factor (CONTRACT §11): start an enrolment (or, with a code of the
+//! factor in force, a replacement), confirm it (the recovery codes are shown once), remove it.
+//! These routes take `AdminEnrolmentCtx`: an admin who must enrol under `ADMIN_MFA=required`
+//! reaches them, and only them, of the team area.
+//!
+//! The factor belongs to the session: confirming raises this session to one that presented it
+//! (new credentials, as at a refresh), and confirming or removing a factor ends every other
+//! session of the admin.
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::Response;
 use serde::Serialize;
+use serde_json::json;
+use sessions::{Authenticated, EndReason};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+use super::sessions::{AdminPrincipal, access_body, with_cookies};
 use super::{ADMIN, AdminEnrolmentCtx};
 use crate::audit::{self, Action};
 use crate::error::ApiError;
@@ -35,10 +44,16 @@ struct TotpEnrolment {
     otpauth_uri: String,
 }
 
-/// The recovery codes, shown this once: each logs in once instead of a TOTP code.
-#[derive(Serialize, utoipa::ToSchema)]
+/// The recovery codes, shown this once: each logs in once instead of a TOTP code. The session
+/// now counts as one that presented the factor, with new credentials: the cookies are replaced
+/// and `csrf` is the new CSRF token, as after a refresh.
+#[derive(utoipa::ToSchema)]
+#[allow(dead_code)]
 struct RecoveryCodes {
     recovery_codes: Vec<String>,
+    csrf: String,
+    access_expires_at: String,
+    session_expires_at: String,
 }
 
 fn wrong_code() -> ApiError {
@@ -46,26 +61,53 @@ fn wrong_code() -> ApiError {
 }
 
 /// Starts (or restarts) an enrolment: a new secret, unconfirmed until a code of it comes back.
+/// While a factor is confirmed, only with `{"code"}` of that factor (a TOTP or recovery code):
+/// a replacement, the old factor holding until the new one is confirmed.
 #[utoipa::path(
     post,
     path = "/team/identities/admins/totp",
     tag = "sessions",
-    summary = "Start a TOTP enrolment: a new secret and its otpauth:// URI",
+    summary = "Start a TOTP enrolment (or, with a code of the factor in force, a replacement)",
+    request_body(content = Option<TotpCodeForm>, description = "Only to replace a confirmed factor: one of its codes"),
     responses(
         (status = 201, description = "The secret, unconfirmed", body = TotpEnrolment),
-        UnsafeAreaErrors, Conflict, Unavailable
+        FormErrors, UnsafeAreaErrors, Conflict, RateLimited, Unavailable
     ),
     security(("admin_session" = [], "csrf_token" = []))
 )]
 async fn start_enrolment(
     ctx: AdminEnrolmentCtx,
     State(state): State<AppState>,
+    client: ClientAddr,
+    form: Option<Form<TotpCodeForm>>,
 ) -> Result<(StatusCode, Json<TotpEnrolment>), ApiError> {
+    let replacement = ctx.admin.totp_confirmed_at.is_some();
+    if replacement {
+        let code = form.and_then(|Form(form)| form.code);
+        let Some(code) = code.filter(|code| !code.trim().is_empty()) else {
+            return Err(ApiError::Conflict(
+                "a second factor is confirmed: replacing it takes one of its codes".into(),
+            ));
+        };
+        if !verify_factor(&state, &ctx, &client, &code).await? {
+            tracing::warn!(
+                admin_id = ctx.admin.id,
+                "second-factor replacement refused: wrong code"
+            );
+            return Err(ApiError::Conflict(
+                "a second factor is confirmed: replacing it takes one of its codes".into(),
+            ));
+        }
+    }
     let secret = mfa::new_secret();
     let sealed = state.secrets.seal(ctx.admin.id, &secret);
-    admin::start_totp(&state.db, ctx.admin.id, sealed).await?;
+    admin::start_totp(&state.db, ctx.admin.id, sealed, replacement).await?;
     let (secret, otpauth_uri) = mfa::enrolment(&secret, &ctx.admin.email);
-    tracing::info!(admin_id = ctx.admin.id, "TOTP enrolment started");
+    tracing::info!(
+        admin_id = ctx.admin.id,
+        replacement,
+        "TOTP enrolment started"
+    );
     Ok((
         StatusCode::CREATED,
         Json(TotpEnrolment {
@@ -83,7 +125,7 @@ async fn start_enrolment(
     summary = "Confirm the TOTP enrolment with a code; returns 10 recovery codes, once",
     request_body = TotpCodeForm,
     responses(
-        (status = 200, description = "Confirmed", body = RecoveryCodes),
+        (status = 200, description = "Confirmed; the session's cookies are replaced", body = RecoveryCodes),
         FormErrors, UnsafeAreaErrors, Conflict, RateLimited, Unavailable
     ),
     security(("admin_session" = [], "csrf_token" = []))
@@ -92,16 +134,17 @@ async fn confirm_enrolment(
     ctx: AdminEnrolmentCtx,
     State(state): State<AppState>,
     client: ClientAddr,
+    headers: HeaderMap,
     Form(form): Form<TotpCodeForm>,
-) -> Result<Json<RecoveryCodes>, ApiError> {
+) -> Result<Response, ApiError> {
     form.validate()?;
     let code = form.code.ok_or(ApiError::Internal)?;
-    if ctx.admin.totp_confirmed_at.is_some() {
-        return Err(ApiError::Conflict(
-            "a second factor is already confirmed".into(),
-        ));
-    }
-    let Some(sealed) = ctx.admin.totp_secret.as_deref() else {
+    let Some(sealed) = ctx.admin.totp_pending_secret.as_deref() else {
+        if ctx.admin.totp_confirmed_at.is_some() {
+            return Err(ApiError::Conflict(
+                "a second factor is already confirmed".into(),
+            ));
+        }
         return Err(ApiError::field("code", "start an enrolment first"));
     };
     let secret = state
@@ -120,18 +163,89 @@ async fn confirm_enrolment(
     let step =
         mfa::matching_step(&secret, code.trim(), state.sessions.now()).ok_or_else(wrong_code)?;
     guess.right(&state).await?;
+    let replaced = ctx.admin.totp_confirmed_at.is_some();
     let codes = mfa::new_recovery_codes();
     let hashes = codes.iter().map(|c| mfa::recovery_code_hash(c)).collect();
-    admin::confirm_totp(&state.db, ctx.admin.id, step, hashes, state.now()).await?;
-    tracing::warn!(admin_id = ctx.admin.id, "second factor confirmed");
+    admin::confirm_totp(&state.db, ctx.admin.id, sealed, step, hashes, state.now()).await?;
+    let ended = end_other_sessions(&state, &ctx.session).await?;
+    // The privilege raise gets new credentials, which carry the factor.
+    let issued = state.sessions.reissue(&ADMIN, &ctx.session, true).await?;
+    tracing::warn!(
+        admin_id = ctx.admin.id,
+        replaced,
+        ended,
+        "second factor confirmed; other sessions ended"
+    );
     audit::record(
         Some(ctx.admin.id),
-        Action::SecondFactorEnrolled,
+        if replaced {
+            Action::SecondFactorReplaced
+        } else {
+            Action::SecondFactorEnrolled
+        },
         ctx.admin.id,
     );
-    Ok(Json(RecoveryCodes {
-        recovery_codes: codes,
-    }))
+    let mut body = access_body(&issued);
+    body.insert("recovery_codes".into(), json!(codes));
+    Ok(with_cookies::<AdminPrincipal>(
+        &state,
+        &headers,
+        &issued,
+        StatusCode::OK,
+        body,
+    ))
+}
+
+/// Ends every session of the admin but `session` (CONTRACT §11); how many.
+async fn end_other_sessions(state: &AppState, session: &Authenticated) -> Result<usize, ApiError> {
+    Ok(state
+        .sessions
+        .end_sessions(
+            &ADMIN,
+            session.subject,
+            Some(&session.ruid),
+            EndReason::SecondFactor,
+        )
+        .await?)
+}
+
+/// Checks a code of the admin's confirmed factor (six digits: TOTP, else a recovery code), as
+/// a guess: it counts like a failed login of (account, address) and, for TOTP, on the admin's
+/// cap (CONTRACT §8), refunded when right. A right code is used up.
+async fn verify_factor(
+    state: &AppState,
+    ctx: &AdminEnrolmentCtx,
+    client: &ClientAddr,
+    code: &str,
+) -> Result<bool, ApiError> {
+    let code = code.trim();
+    let is_totp = code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit());
+    let (otp, recovery) = if is_totp {
+        (Some(code), None)
+    } else {
+        (None, Some(code))
+    };
+    let guess = CodeGuess::start(
+        state,
+        &ADMIN,
+        (ctx.admin.id, &normalize_email(&ctx.admin.email)),
+        client,
+        is_totp && ctx.admin.totp_confirmed_at.is_some(),
+    )
+    .await?;
+    let factor = admin::check_factor(
+        &state.db,
+        &state.secrets,
+        &ctx.admin,
+        otp,
+        recovery,
+        state.sessions.now(),
+    )
+    .await?;
+    if !matches!(factor, Factor::Wrong | Factor::Missing) {
+        guess.right(state).await?;
+    }
+    Ok(factor == Factor::Verified)
 }
 
 /// Removes the factor, with a current code or a recovery code; only under `ADMIN_MFA=optional`.
@@ -158,47 +272,23 @@ async fn remove_factor(
     }
     form.validate()?;
     let code = form.code.ok_or(ApiError::Internal)?;
-    let code = code.trim();
-    // Six digits are a TOTP code; anything else is tried as a recovery code.
-    let is_totp = code.len() == 6 && code.bytes().all(|b| b.is_ascii_digit());
-    let (otp, recovery) = if is_totp {
-        (Some(code), None)
-    } else {
-        (None, Some(code))
-    };
-    // A guess counts like a failed login, and a TOTP code on the admin's cap (CONTRACT §8).
-    let guess = CodeGuess::start(
-        &state,
-        &ADMIN,
-        (ctx.admin.id, &normalize_email(&ctx.admin.email)),
-        &client,
-        is_totp && ctx.admin.totp_confirmed_at.is_some(),
-    )
-    .await?;
-    let factor = admin::check_factor(
-        &state.db,
-        &state.secrets,
-        &ctx.admin,
-        otp,
-        recovery,
-        state.sessions.now(),
-    )
-    .await?;
-    if !matches!(factor, Factor::Wrong | Factor::Missing) {
-        guess.right(&state).await?;
+    if ctx.admin.totp_confirmed_at.is_none() {
+        return Err(ApiError::NotFound);
     }
-    match factor {
-        Factor::Verified => {
-            admin::remove_totp(&state.db, ctx.admin.id).await?;
-            tracing::warn!(admin_id = ctx.admin.id, "second factor removed");
-            audit::record(
-                Some(ctx.admin.id),
-                Action::SecondFactorRemoved,
-                ctx.admin.id,
-            );
-            Ok(StatusCode::NO_CONTENT)
-        }
-        Factor::NotRequired => Err(ApiError::NotFound),
-        Factor::Missing | Factor::Wrong => Err(wrong_code()),
+    if !verify_factor(&state, &ctx, &client, &code).await? {
+        return Err(wrong_code());
     }
+    admin::remove_totp(&state.db, ctx.admin.id).await?;
+    let ended = end_other_sessions(&state, &ctx.session).await?;
+    tracing::warn!(
+        admin_id = ctx.admin.id,
+        ended,
+        "second factor removed; other sessions ended"
+    );
+    audit::record(
+        Some(ctx.admin.id),
+        Action::SecondFactorRemoved,
+        ctx.admin.id,
+    );
+    Ok(StatusCode::NO_CONTENT)
 }

@@ -162,7 +162,7 @@ async fn sign_up(
         },
     )
     .await?;
-    tracing::info!(identity_id = user.id, "user signed up");
+    tracing::info!(user_id = user.id, "user signed up");
     Ok((
         StatusCode::CREATED,
         Json(IdentitiesUserOne {

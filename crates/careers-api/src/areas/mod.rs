@@ -12,7 +12,7 @@ pub mod sessions;
 pub mod talent;
 pub mod team;
 
-use ::sessions::Authenticated;
+use ::sessions::{Authenticated, EndReason};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 
@@ -60,7 +60,8 @@ impl FromRequestParts<AppState> for UserCtx {
 }
 
 /// Team (admin) area: a valid `Identities::Admin` behind a `team_jwt_access` session, with a
-/// confirmed second factor when `ADMIN_MFA=required` (403 `mfa_enrollment_required` otherwise).
+/// confirmed second factor when `ADMIN_MFA=required` (403 `mfa_enrollment_required` otherwise)
+/// that this session presented, when the admin has one (401 `session_ended` otherwise).
 pub struct AdminCtx {
     pub admin: admin::entity::Model,
     pub session: Authenticated,
@@ -72,6 +73,22 @@ impl FromRequestParts<AppState> for AdminCtx {
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
         let AdminEnrolmentCtx { admin, session } =
             AdminEnrolmentCtx::from_request_parts(parts, state).await?;
+        if admin.totp_confirmed_at.is_some() && !session.second_factor {
+            // The factor belongs to the session (CONTRACT §11): one opened before the admin's
+            // factor existed never reaches team data. Confirming ended such sessions; this one
+            // escaped that (a login racing the confirmation), so it ends now.
+            state
+                .sessions
+                .end_current(&ADMIN, &session, EndReason::SecondFactor)
+                .await?;
+            ::sessions::identity_event!(
+                warn,
+                ADMIN,
+                admin.id,
+                "session without the admin's second factor ended"
+            );
+            return Err(ApiError::SessionEnded);
+        }
         if state.config.mfa.required && admin.totp_confirmed_at.is_none() {
             return Err(ApiError::MfaEnrollmentRequired);
         }

@@ -246,7 +246,7 @@ async fn attempt_login<P: Principal>(
     // Unknown e-mails verify against a dummy hash: same answer, same cost.
     let verified = admission.verify(password, digest).await?;
     let (true, Some(id), Some(view)) = (verified, id, view) else {
-        tracing::warn!(context = P::CONTEXT.name, identity_id = id, "login failed");
+        sessions::identity_event!(warn, P::CONTEXT, id, "login failed");
         return Err(ApiError::InvalidCredentials);
     };
     let factor = P::second_factor(
@@ -264,26 +264,24 @@ async fn attempt_login<P: Principal>(
             return Err(ApiError::MfaRequired);
         }
         Factor::Wrong => {
-            tracing::warn!(
-                context = P::CONTEXT.name,
-                identity_id = id,
-                "login failed: wrong second factor"
-            );
+            sessions::identity_event!(warn, P::CONTEXT, id, "login failed: wrong second factor");
             return Err(ApiError::InvalidCredentials);
         }
     }
     // The refund and the new session are independent: one round trip's wait for both.
     let (refunded, issued) = tokio::join!(
         throttle.refund(&state),
-        state.sessions.open(&P::CONTEXT, id, &headers, client.0)
+        state.sessions.open(
+            &P::CONTEXT,
+            id,
+            &headers,
+            client.0,
+            factor == Factor::Verified
+        )
     );
     refunded?;
     let issued = issued?;
-    tracing::info!(
-        context = P::CONTEXT.name,
-        identity_id = id,
-        "session created"
-    );
+    sessions::identity_event!(info, P::CONTEXT, id, "session created");
     let mut body = access_body(&issued);
     body.insert(P::BODY_KEY.into(), json!(view));
     Ok(with_cookies::<P>(
@@ -318,11 +316,7 @@ async fn logout<P: Principal>(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let subject = state.sessions.close(&P::CONTEXT, &headers).await?;
-    tracing::info!(
-        context = P::CONTEXT.name,
-        identity_id = subject,
-        "session destroyed"
-    );
+    sessions::identity_event!(info, P::CONTEXT, subject, "session destroyed");
     let mut response = StatusCode::NO_CONTENT.into_response();
     for cookie in state.sessions.cookies().clear(&P::CONTEXT, host(&headers)) {
         response.headers_mut().append(header::SET_COOKIE, cookie);
@@ -379,18 +373,15 @@ async fn end_session<P: Principal>(
         .ok_or(ApiError::NotFound)?;
     let mut response = StatusCode::NO_CONTENT.into_response();
     if ended == session.ruid {
-        tracing::info!(
-            context = P::CONTEXT.name,
-            identity_id = session.subject,
-            "session destroyed"
-        );
+        sessions::identity_event!(info, P::CONTEXT, session.subject, "session destroyed");
         for cookie in state.sessions.cookies().clear(&P::CONTEXT, host(headers)) {
             response.headers_mut().append(header::SET_COOKIE, cookie);
         }
     } else {
-        tracing::info!(
-            context = P::CONTEXT.name,
-            identity_id = session.subject,
+        sessions::identity_event!(
+            info,
+            P::CONTEXT,
+            session.subject,
             "session ended by its owner from another session"
         );
     }
@@ -412,9 +403,10 @@ async fn end_other_sessions<P: Principal>(
             EndReason::Revoked,
         )
         .await?;
-    tracing::info!(
-        context = P::CONTEXT.name,
-        identity_id = session.subject,
+    sessions::identity_event!(
+        info,
+        P::CONTEXT,
+        session.subject,
         ended,
         "other sessions ended by their owner"
     );
@@ -444,9 +436,10 @@ async fn change_password<P: Principal>(
         .map(|(_, digest, _)| digest)
         .ok_or(ApiError::SessionEnded)?;
     if !admission.verify(current_password, Some(digest)).await? {
-        tracing::warn!(
-            context = P::CONTEXT.name,
-            identity_id = session.subject,
+        sessions::identity_event!(
+            warn,
+            P::CONTEXT,
+            session.subject,
             "password change refused: wrong current password"
         );
         return Err(ApiError::field(
@@ -468,10 +461,14 @@ async fn change_password<P: Principal>(
         .sessions
         .end_sessions(&P::CONTEXT, session.subject, keep, EndReason::Password)
         .await?;
-    let issued = state.sessions.reissue(&P::CONTEXT, &session).await?;
-    tracing::info!(
-        context = P::CONTEXT.name,
-        identity_id = session.subject,
+    let issued = state
+        .sessions
+        .reissue(&P::CONTEXT, &session, session.second_factor)
+        .await?;
+    sessions::identity_event!(
+        info,
+        P::CONTEXT,
+        session.subject,
         ended,
         "password changed; other sessions ended"
     );
@@ -493,7 +490,7 @@ async fn change_password<P: Principal>(
 
 /// `csrf` equals the CSRF cookie: a frontend on another registrable domain cannot read the API
 /// domain's cookie and takes it from here.
-fn access_body(issued: &IssuedAccess) -> Map<String, Value> {
+pub(super) fn access_body(issued: &IssuedAccess) -> Map<String, Value> {
     let mut body = Map::new();
     body.insert("csrf".into(), json!(issued.csrf));
     body.insert(
@@ -507,7 +504,7 @@ fn access_body(issued: &IssuedAccess) -> Map<String, Value> {
     body
 }
 
-fn with_cookies<P: Principal>(
+pub(super) fn with_cookies<P: Principal>(
     state: &AppState,
     headers: &HeaderMap,
     issued: &IssuedAccess,

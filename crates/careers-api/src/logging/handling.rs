@@ -1,6 +1,8 @@
-//! Which request a runtime thread is handling, for the log lines written meanwhile.
+//! Which request a runtime thread is handling, and from which client address, for the log
+//! lines written meanwhile.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
+use std::net::IpAddr;
 
 use axum::http::HeaderValue;
 
@@ -9,6 +11,13 @@ thread_local! {
     /// meanwhile (`json`); empty between requests. One task runs on a thread at a
     /// time, so the id of the request being polled is the id of every event it emits.
     static HANDLING: RefCell<String> = const { RefCell::new(String::new()) };
+    /// The client address of that request (CONTRACT §8: security events name it).
+    static CLIENT: Cell<Option<IpAddr>> = const { Cell::new(None) };
+}
+
+/// The client address of the request this thread is handling, if any.
+pub(crate) fn client_ip() -> Option<IpAddr> {
+    CLIENT.with(Cell::get)
 }
 
 /// Calls `f` with the id of the request this thread is handling, if any.
@@ -24,7 +33,8 @@ pub(crate) fn with_request_id<R>(f: impl FnOnce(Option<&str>) -> R) -> R {
 pub(crate) struct Handling;
 
 impl Handling {
-    pub(crate) fn start(id: &HeaderValue) -> Self {
+    pub(crate) fn start(id: &HeaderValue, client: Option<IpAddr>) -> Self {
+        CLIENT.with(|current| current.set(client));
         HANDLING.with(|current| {
             let mut current = current.borrow_mut();
             current.clear();
@@ -36,6 +46,7 @@ impl Handling {
 
 impl Drop for Handling {
     fn drop(&mut self) {
+        CLIENT.with(|current| current.set(None));
         HANDLING.with(|current| current.borrow_mut().clear());
     }
 }

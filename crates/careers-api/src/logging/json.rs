@@ -4,7 +4,8 @@
 //! instead of through serde's and `fmt`'s generic machinery: through the generic formatter the
 //! access line alone cost a tenth of an authenticated GET's instructions
 //! (docs/PERFORMANCE.md). The service opens no spans, so none are written; an event written
-//! while a request's handler runs gets that request's id as the field `request_id` instead
+//! while a request's handler runs gets that request's client address as `client_ip` and its id
+//! as the field `request_id` instead
 //! (the edge layer marks it, [`super::Handling`]). The edge layer's access line has its own writer here, [`access_line`],
 //! which writes the same bytes without tracing's dispatch (docs/DECISIONS.md 57).
 
@@ -44,11 +45,19 @@ where
             out: &mut out,
             result: Ok(()),
             request_id: false,
+            client_ip: false,
         };
         event.record(&mut fields);
         fields.result?;
-        // Written while a request's handler runs: that request's id, unless the event names one.
-        if !fields.request_id {
+        let (has_request_id, has_client_ip) = (fields.request_id, fields.client_ip);
+        // Written while a request's handler runs: that request's client address and id, unless
+        // the event names them.
+        if !has_client_ip && let Some(ip) = super::handling::client_ip() {
+            out.write_str(",\"client_ip\":\"")?;
+            write!(out, "{ip}")?;
+            out.write_char('"')?;
+        }
+        if !has_request_id {
             super::handling::with_request_id(|id| match id {
                 Some(id) => {
                     out.write_str(",\"request_id\":")?;
@@ -120,6 +129,8 @@ struct Fields<'a, W> {
     result: fmt::Result,
     /// Whether the event has a `request_id` field of its own.
     request_id: bool,
+    /// Whether the event has a `client_ip` field of its own.
+    client_ip: bool,
 }
 
 impl<W: fmt::Write> Fields<'_, W> {
@@ -129,6 +140,7 @@ impl<W: fmt::Write> Fields<'_, W> {
             return;
         }
         self.request_id |= field.name() == "request_id";
+        self.client_ip |= field.name() == "client_ip";
         let out = &mut *self.out;
         self.result = out
             .write_char(',')

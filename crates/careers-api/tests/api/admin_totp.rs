@@ -25,8 +25,8 @@ async fn totp(app: &TestApp, creds: &Creds, method: Method, body: Option<Value>)
     request.send().await.unwrap()
 }
 
-/// Enrols the creds' admin: (base32 secret, recovery codes).
-pub(crate) async fn enrol(app: &TestApp, creds: &Creds) -> (String, Vec<String>) {
+/// Enrols the creds' admin: (base32 secret, recovery codes, the session's new credentials).
+pub(crate) async fn enrol(app: &TestApp, creds: &Creds) -> (String, Vec<String>, Creds) {
     let started = totp(app, creds, Method::POST, None).await;
     assert_eq!(started.status(), StatusCode::CREATED);
     let body: Value = started.json().await.unwrap();
@@ -34,6 +34,7 @@ pub(crate) async fn enrol(app: &TestApp, creds: &Creds) -> (String, Vec<String>)
     let code = code_at(&secret, now(app));
     let confirmed = totp(app, creds, Method::PATCH, Some(json!({ "code": code }))).await;
     assert_eq!(confirmed.status(), StatusCode::OK);
+    let raised = Creds::from_response(&ADMIN, &confirmed);
     let body: Value = confirmed.json().await.unwrap();
     let codes = body["recovery_codes"]
         .as_array()
@@ -41,7 +42,37 @@ pub(crate) async fn enrol(app: &TestApp, creds: &Creds) -> (String, Vec<String>)
         .iter()
         .map(|c| c.as_str().unwrap().to_owned())
         .collect();
-    (secret, codes)
+    (secret, codes, raised)
+}
+
+/// A session of the admin opened without a second factor, as a login that raced the
+/// confirmation would have it (no route opens one once the factor exists).
+async fn session_without_factor(app: &TestApp, admin_id: i64) -> Creds {
+    let issued = app
+        .state
+        .sessions
+        .open(
+            &ADMIN,
+            admin_id,
+            &reqwest::header::HeaderMap::new(),
+            None,
+            false,
+        )
+        .await
+        .unwrap();
+    Creds {
+        ctx: ADMIN,
+        access: issued.access_token,
+        csrf: issued.csrf,
+    }
+}
+
+async fn get(app: &TestApp, creds: &Creds, path: &str) -> Response {
+    creds
+        .with_cookies(app.request(Method::GET, path))
+        .send()
+        .await
+        .unwrap()
 }
 
 async fn login(app: &TestApp, extra: Value) -> Response {
@@ -75,7 +106,7 @@ backend_tests! {
         assert!(uri.starts_with("otpauth://totp/Careers:grace%40example.com?"), "{uri}");
         assert!(uri.contains(&format!("secret={secret}")) && uri.contains("issuer=Careers"), "{uri}");
         // At rest the secret is sealed, never the base32 text or its bytes.
-        let stored = crate::data_layer::scalar(&app, &format!("SELECT totp_secret FROM identities_admins WHERE id = {admin_id}")).await;
+        let stored = crate::data_layer::scalar(&app, &format!("SELECT totp_pending_secret FROM identities_admins WHERE id = {admin_id}")).await;
         assert!(!stored.contains(&secret) && stored.len() > 40, "{stored}");
 
         let wrong = totp(&app, &creds, Method::PATCH, Some(json!({ "code": "000000" }))).await;
@@ -84,7 +115,15 @@ backend_tests! {
         let code = code_at(&secret, now(&app));
         let confirmed = totp(&app, &creds, Method::PATCH, Some(json!({ "code": code }))).await;
         assert_eq!(confirmed.status(), StatusCode::OK);
+        // The privilege raise replaces the session's credentials, as a refresh does.
+        assert_eq!(set_cookies(&confirmed).len(), 2);
+        let raised = Creds::from_response(&ADMIN, &confirmed);
+        assert_ne!(raised.access, creds.access);
         let body: Value = confirmed.json().await.unwrap();
+        assert_eq!(body["csrf"], raised.csrf.as_str());
+        let superseded = get(&app, &creds, "/team/identities/admins/sessions").await;
+        assert_error(superseded, StatusCode::UNAUTHORIZED, "session_ended").await;
+        let creds = raised;
         let codes: Vec<&str> = body["recovery_codes"].as_array().unwrap().iter().map(|c| c.as_str().unwrap()).collect();
         assert_eq!(codes.len(), 10);
         assert_eq!(codes.iter().collect::<std::collections::HashSet<_>>().len(), 10);
@@ -105,7 +144,7 @@ backend_tests! {
         // Five failures allowed: four unrefunded `mfa_required` answers would use them up.
         let app = TestApp::spawn_with(backend, &[("LOGIN_FAILURES_PER_ACCOUNT", "5")]).await;
         let (_, creds) = app.admin_session(EMAIL).await;
-        let (secret, _) = enrol(&app, &creds).await;
+        let (secret, _, _) = enrol(&app, &creds).await;
         app.clock.advance(30);
 
         // The right password alone: 401 mfa_required, no cookie, and no failure counted.
@@ -145,7 +184,7 @@ backend_tests! {
     async fn a_recovery_code_logs_in_once(backend) {
         let app = TestApp::spawn(backend).await;
         let (_, creds) = app.admin_session(EMAIL).await;
-        let (_, codes) = enrol(&app, &creds).await;
+        let (_, codes, _) = enrol(&app, &creds).await;
         let first = codes[0].to_uppercase().replace('-', "");
         assert_eq!(login(&app, json!({ "recovery_code": first })).await.status(), StatusCode::CREATED, "dashes and case do not matter");
         let again = login(&app, json!({ "recovery_code": codes[0] })).await;
@@ -165,7 +204,7 @@ backend_tests! {
         let refreshed = app.refresh(&creds).await;
         assert_eq!(refreshed.status(), StatusCode::OK);
         let creds = Creds::from_response(&ADMIN, &refreshed);
-        let (secret, _) = enrol(&app, &creds).await;
+        let (secret, _, creds) = enrol(&app, &creds).await;
         let users = creds.with_cookies(app.request(Method::GET, "/admin-user/identities/users")).send().await.unwrap();
         assert_eq!(users.status(), StatusCode::OK, "enrolled: the team area opens");
         // Removing the factor is not allowed when it is required.
@@ -186,7 +225,7 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         let (_, creds) = app.admin_session(EMAIL).await;
         assert_error(totp(&app, &creds, Method::DELETE, Some(json!({ "code": "123456" }))).await, StatusCode::NOT_FOUND, "not_found").await;
-        let (secret, codes) = enrol(&app, &creds).await;
+        let (secret, codes, creds) = enrol(&app, &creds).await;
         let wrong = totp(&app, &creds, Method::DELETE, Some(json!({ "code": "000000" }))).await;
         assert_error(wrong, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
         let missing = totp(&app, &creds, Method::DELETE, Some(json!({}))).await;
@@ -205,7 +244,7 @@ backend_tests! {
         const NEW: &str = "AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=";
         let first = TestApp::spawn_with(backend, &[("MFA_ENCRYPTION_KEY", OLD)]).await;
         let (admin_id, creds) = first.admin_session(EMAIL).await;
-        let (secret, _) = enrol(&first, &creds).await;
+        let (secret, _, _) = enrol(&first, &creds).await;
         let sealed = format!("SELECT totp_secret FROM identities_admins WHERE id = {admin_id}");
         let sealed_before = crate::data_layer::scalar(&first, &sealed).await;
 
@@ -249,7 +288,7 @@ backend_tests! {
         )
         .await;
         let (_, creds) = app.admin_session(EMAIL).await;
-        let (secret, codes) = enrol(&app, &creds).await;
+        let (secret, codes, _) = enrol(&app, &creds).await;
         let from = |address: String, extra: Value| {
             let mut body = json!({ "email": EMAIL, "password": PASSWORD });
             body.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
@@ -288,7 +327,7 @@ backend_tests! {
         // code counts as a failed login of (account, address) and on the admin's code cap.
         let app = TestApp::spawn(backend).await;
         let (_, creds) = app.admin_session(EMAIL).await;
-        let (secret, _) = enrol(&app, &creds).await;
+        let (secret, _, creds) = enrol(&app, &creds).await;
         let limit = app.state.config.limits.login_failures_per_account;
         for _ in 0..limit {
             let right: u32 = code_at(&secret, now(&app)).parse().unwrap();
@@ -306,5 +345,85 @@ backend_tests! {
         )
         .await;
         assert_eq!(confirmed, "1");
+    }
+
+    /// CONTRACT §11, the review's first finding: a password-only session of an admin who must
+    /// enrol waits while the owner enrols in another session; it never reaches team data.
+    async fn the_second_factor_belongs_to_the_session(backend) {
+        let app = TestApp::spawn_with(backend, &[("ADMIN_MFA", "required")]).await;
+        let (admin_id, owner) = app.admin_session(EMAIL).await;
+        let attacker = Creds::from_response(&ADMIN, &app.login_raw(&ADMIN, EMAIL, PASSWORD).await);
+        let users = "/admin-user/identities/users";
+        assert_error(get(&app, &attacker, users).await, StatusCode::FORBIDDEN, "mfa_enrollment_required").await;
+        let (secret, _, owner) = enrol(&app, &owner).await;
+        // Confirming ended every other session: the attacker's is gone, refresh included.
+        assert_error(get(&app, &attacker, users).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+        assert_error(app.refresh(&attacker).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+        assert_eq!(get(&app, &owner, users).await.status(), StatusCode::OK);
+        // The raised session keeps the factor through a refresh.
+        let owner = Creds::from_response(&ADMIN, &app.refresh(&owner).await);
+        assert_eq!(get(&app, &owner, users).await.status(), StatusCode::OK);
+        // A login with a code opens a session that reaches team data at once.
+        app.clock.advance(30);
+        let code = code_at(&secret, now(&app));
+        let with_code = Creds::from_response(&ADMIN, &login(&app, json!({ "otp": code })).await);
+        assert_eq!(get(&app, &with_code, users).await.status(), StatusCode::OK);
+        // A session opened without the factor (a login racing the confirmation) is ended by
+        // the first team-area request it makes, not let through.
+        let raced = session_without_factor(&app, admin_id).await;
+        assert_error(get(&app, &raced, users).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+        assert_error(app.refresh(&raced).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+        assert_eq!(get(&app, &owner, users).await.status(), StatusCode::OK);
+    }
+
+    /// CONTRACT §11: a lost or stolen authenticator is replaced with a code of the factor in
+    /// force; the old factor holds until the new one is confirmed, which ends other sessions.
+    async fn a_factor_is_replaced_with_a_code_of_the_old_one(backend) {
+        let app = TestApp::spawn_with(backend, &[("ADMIN_MFA", "required")]).await;
+        let (_, creds) = app.admin_session(EMAIL).await;
+        let (old_secret, old_codes, creds) = enrol(&app, &creds).await;
+        assert_error(totp(&app, &creds, Method::POST, None).await, StatusCode::CONFLICT, "conflict").await;
+        let wrong = totp(&app, &creds, Method::POST, Some(json!({ "code": "000000" }))).await;
+        assert_error(wrong, StatusCode::CONFLICT, "conflict").await;
+        app.clock.advance(30);
+        let code = code_at(&old_secret, now(&app));
+        let started = totp(&app, &creds, Method::POST, Some(json!({ "code": code }))).await;
+        assert_eq!(started.status(), StatusCode::CREATED);
+        let new_secret = crate::fixtures::json(started, StatusCode::CREATED).await["secret"].as_str().unwrap().to_owned();
+        assert_ne!(new_secret, old_secret);
+        // Until the replacement is confirmed, the old factor holds.
+        app.clock.advance(30);
+        let other = login(&app, json!({ "otp": code_at(&old_secret, now(&app)) })).await;
+        assert_eq!(other.status(), StatusCode::CREATED, "the old factor still logs in");
+        let other = Creds::from_response(&ADMIN, &other);
+        let confirmed = totp(&app, &creds, Method::PATCH, Some(json!({ "code": code_at(&new_secret, now(&app)) }))).await;
+        let creds = Creds::from_response(&ADMIN, &confirmed);
+        let new_codes = crate::fixtures::json(confirmed, StatusCode::OK).await["recovery_codes"].clone();
+        // The other session ended; the old factor and its recovery codes are gone.
+        let users = "/admin-user/identities/users";
+        assert_error(get(&app, &other, users).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+        assert_eq!(get(&app, &creds, users).await.status(), StatusCode::OK);
+        app.clock.advance(30);
+        assert_error(login(&app, json!({ "otp": code_at(&old_secret, now(&app)) })).await, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        assert_error(login(&app, json!({ "recovery_code": old_codes[0] })).await, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
+        assert_eq!(login(&app, json!({ "otp": code_at(&new_secret, now(&app)) })).await.status(), StatusCode::CREATED);
+        // A recovery code of the factor in force also starts a replacement.
+        let again = totp(&app, &creds, Method::POST, Some(json!({ "code": new_codes[0] }))).await;
+        assert_eq!(again.status(), StatusCode::CREATED);
+    }
+
+    /// CONTRACT §11: removing the factor ends every other session of the admin.
+    async fn removing_the_factor_ends_the_other_sessions(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (_, creds) = app.admin_session(EMAIL).await;
+        let (secret, codes, creds) = enrol(&app, &creds).await;
+        app.clock.advance(30);
+        let other = Creds::from_response(&ADMIN, &login(&app, json!({ "otp": code_at(&secret, now(&app)) })).await);
+        let users = "/admin-user/identities/users";
+        assert_eq!(get(&app, &other, users).await.status(), StatusCode::OK);
+        let removed = totp(&app, &creds, Method::DELETE, Some(json!({ "code": codes[0] }))).await;
+        assert_eq!(removed.status(), StatusCode::NO_CONTENT);
+        assert_error(get(&app, &other, users).await, StatusCode::UNAUTHORIZED, "session_ended").await;
+        assert_eq!(get(&app, &creds, users).await.status(), StatusCode::OK, "this session stays");
     }
 }

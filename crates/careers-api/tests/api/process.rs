@@ -360,11 +360,16 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
             && l["status"] == 200),
         "the read's line: path without the query, the client's request id"
     );
-    // Security events at warn level with the identity id.
+    // Security events at warn level name the identity as its context does and the client's
+    // address (CONTRACT §8): the test's requests come from 127.0.0.1.
     let warn = |message: &str| {
-        lines
-            .iter()
-            .any(|l| l["level"] == "WARN" && l["message"] == message && l["identity_id"] == 1)
+        lines.iter().any(|l| {
+            l["level"] == "WARN"
+                && l["message"] == message
+                && l["user_id"] == 1
+                && l["identity_id"].is_null()
+                && l["client_ip"] == "127.0.0.1"
+        })
     };
     assert!(warn("login failed"), "failed login logged");
     assert!(warn("CSRF check failed"), "CSRF failure logged");
@@ -374,7 +379,10 @@ async fn logs_never_contain_passwords_tokens_cookies_or_csrf_values() {
     );
     // The throttled e-mail has no identity; the event names its context and reason.
     let throttled = lines.iter().any(|l| {
-        l["level"] == "WARN" && l["message"] == "login throttled" && l["reason"] == "account"
+        l["level"] == "WARN"
+            && l["message"] == "login throttled"
+            && l["reason"] == "account"
+            && l["client_ip"] == "127.0.0.1"
     });
     assert!(throttled, "throttled login logged");
     assert!(

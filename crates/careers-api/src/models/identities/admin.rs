@@ -94,22 +94,25 @@ pub async fn set_admin_password_digest(
     Ok(())
 }
 
-/// Starts (or restarts) an enrolment: the sealed secret, unconfirmed. `Conflict` when a factor
-/// is confirmed.
+/// Starts (or restarts) an enrolment: the sealed secret, waiting for its first code. A first
+/// enrolment is a `Conflict` when a factor was confirmed meanwhile; a `replacement` (its code
+/// checked by the caller) leaves the confirmed factor in force until it is confirmed.
 pub async fn start_totp(
     db: &DatabaseConnection,
     id: i64,
     sealed_secret: String,
+    replacement: bool,
 ) -> Result<(), DataError> {
-    let started = admin::Entity::update_many()
-        .col_expr(admin::Column::TotpSecret, Expr::value(Some(sealed_secret)))
-        .col_expr(admin::Column::TotpLastStep, Expr::value(0i64))
-        .filter(admin::Column::Id.eq(id))
-        .filter(admin::Column::TotpConfirmedAt.is_null())
-        .exec(db)
-        .await?
-        .rows_affected
-        == 1;
+    let mut update = admin::Entity::update_many()
+        .col_expr(
+            admin::Column::TotpPendingSecret,
+            Expr::value(Some(sealed_secret)),
+        )
+        .filter(admin::Column::Id.eq(id));
+    if !replacement {
+        update = update.filter(admin::Column::TotpConfirmedAt.is_null());
+    }
+    let started = update.exec(db).await?.rows_affected == 1;
     if started {
         Ok(())
     } else {
@@ -119,22 +122,28 @@ pub async fn start_totp(
     }
 }
 
-/// Confirms the enrolment at `step` and replaces the recovery codes with `code_hashes`, in one
-/// transaction; `Conflict` when it was confirmed meanwhile.
+/// Confirms the enrolment `sealed_secret` (the one a code at `step` was checked against) as
+/// the admin's factor, replacing a confirmed one and the recovery codes (with `code_hashes`),
+/// in one transaction; `Conflict` when that enrolment was confirmed or restarted meanwhile.
 pub async fn confirm_totp(
     db: &DatabaseConnection,
     id: i64,
+    sealed_secret: &str,
     step: i64,
     code_hashes: Vec<String>,
     now: DateTime<Utc>,
 ) -> Result<(), DataError> {
     let txn = write_transaction(db).await?;
     let confirmed = admin::Entity::update_many()
+        .col_expr(admin::Column::TotpSecret, Expr::value(Some(sealed_secret)))
+        .col_expr(
+            admin::Column::TotpPendingSecret,
+            Expr::value(Option::<String>::None),
+        )
         .col_expr(admin::Column::TotpConfirmedAt, Expr::value(Some(now)))
         .col_expr(admin::Column::TotpLastStep, Expr::value(step))
         .filter(admin::Column::Id.eq(id))
-        .filter(admin::Column::TotpConfirmedAt.is_null())
-        .filter(admin::Column::TotpSecret.is_not_null())
+        .filter(admin::Column::TotpPendingSecret.eq(sealed_secret))
         .exec(&txn)
         .await?
         .rows_affected
@@ -142,7 +151,7 @@ pub async fn confirm_totp(
     if !confirmed {
         txn.rollback().await?;
         return Err(DataError::Conflict(
-            "a second factor is already confirmed".into(),
+            "this enrolment was confirmed or restarted meanwhile".into(),
         ));
     }
     replace_recovery_codes(&txn, id, code_hashes).await?;
@@ -225,7 +234,7 @@ pub async fn reseal_totp(
     Ok(())
 }
 
-/// Removes the factor: secret, confirmation and recovery codes.
+/// Removes the factor: secret, confirmation, a waiting enrolment and the recovery codes.
 pub async fn remove_totp(db: &DatabaseConnection, id: i64) -> Result<(), DataError> {
     let txn = write_transaction(db).await?;
     admin::Entity::update_many()
@@ -238,6 +247,10 @@ pub async fn remove_totp(db: &DatabaseConnection, id: i64) -> Result<(), DataErr
             Expr::value(Option::<DateTime<Utc>>::None),
         )
         .col_expr(admin::Column::TotpLastStep, Expr::value(0i64))
+        .col_expr(
+            admin::Column::TotpPendingSecret,
+            Expr::value(Option::<String>::None),
+        )
         .filter(admin::Column::Id.eq(id))
         .exec(&txn)
         .await?;
