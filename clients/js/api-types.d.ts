@@ -557,7 +557,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Start a TOTP enrolment: a new secret and its otpauth:// URI */
+        /** Start a TOTP enrolment (or, with a code of the factor in force, a replacement) */
         post: operations["post_team_identities_admins_totp"];
         /** Remove the second factor (ADMIN_MFA=optional only) */
         delete: operations["delete_team_identities_admins_totp"];
@@ -832,12 +832,18 @@ export interface components {
         /** @description `PATCH /identities/password` and `PATCH /team/identities/admins/password`. */
         PasswordChangeForm: {
             current_password?: string | null;
-            /** @description The new password: at least 12 characters. */
+            /**
+             * @description The new password: at least 12 characters, and not too easy to guess (zxcvbn score 3 or
+             *     more).
+             */
             password?: string | null;
         };
         /** @description `PATCH /identities/password_resets/current`. */
         PasswordResetForm: {
-            /** @description The new password: at least 12 characters. */
+            /**
+             * @description The new password: at least 12 characters, and not too easy to guess (zxcvbn score 3 or
+             *     more).
+             */
             password?: string | null;
             /** @description The token of the reset message. */
             token?: string | null;
@@ -852,9 +858,16 @@ export interface components {
             experiences: components["schemas"]["ExperienceView"][];
             skills: components["schemas"]["SkillView"][];
         };
-        /** @description The recovery codes, shown this once: each logs in once instead of a TOTP code. */
+        /**
+         * @description The recovery codes, shown this once: each logs in once instead of a TOTP code. The session
+         *     now counts as one that presented the factor, with new credentials: the cookies are replaced
+         *     and `csrf` is the new CSRF token, as after a refresh.
+         */
         RecoveryCodes: {
+            access_expires_at: string;
+            csrf: string;
             recovery_codes: string[];
+            session_expires_at: string;
         };
         /** @description Refresh response of both contexts: `csrf` equals the new CSRF cookie. */
         Refreshed: {
@@ -898,6 +911,7 @@ export interface components {
             first_name?: string | null;
             last_name?: string | null;
             mobile?: string | null;
+            /** @description At least 12 characters, and not too easy to guess (zxcvbn score 3 or more). */
             password?: string | null;
             phone_code?: string | null;
         };
@@ -4337,7 +4351,12 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Only to replace a confirmed factor: one of its codes */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["TotpCodeForm"] | null;
+            };
+        };
         responses: {
             /** @description The secret, unconfirmed */
             201: {
@@ -4346,6 +4365,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["TotpEnrolment"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
                 };
             };
             /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
@@ -4368,6 +4396,42 @@ export interface operations {
             };
             /** @description `conflict`: uniqueness clash */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: too many attempts, with Retry-After */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4502,7 +4566,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Confirmed */
+            /** @description Confirmed; the session's cookies are replaced */
             200: {
                 headers: {
                     [name: string]: unknown;

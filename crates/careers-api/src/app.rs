@@ -117,9 +117,10 @@ pub async fn mail_round(state: &AppState) -> Result<(), DataError> {
     let now = state.now();
     let message = ResetMessage {
         url_template: state.mail.reset_url(),
+        secrets: &state.secrets,
     };
     while password_reset::resolve_requests(&state.db, &message, now, mail::BATCH).await? > 0 {}
-    mail::deliver_due(&state.db, &state.mail, now).await?;
+    mail::deliver_due(&state.db, &state.mail, &state.secrets, now).await?;
     if crate::metrics::enabled() {
         let pending = mail::pending(&state.db).await?;
         ::metrics::gauge!(crate::metrics::OUTBOX_PENDING).set(pending as f64);

@@ -14,6 +14,7 @@ use crate::config::Config;
 use crate::db;
 use crate::models::country;
 use crate::models::identities::admin;
+use crate::models::identities::notices::{CredentialChange, Notice};
 use crate::models::identities::user;
 use crate::password::Passwords;
 use crate::state::{self, AppState};
@@ -313,13 +314,18 @@ async fn migrate(config: Config) -> Result<(), String> {
     Ok(())
 }
 
-fn check_password(password: &str) -> Result<(), String> {
+/// The rules of a new password (CONTRACT §10): at least 12 characters, and a zxcvbn score of
+/// 3 or more, the account's e-mail counting against it.
+fn check_password(password: &str, email: &str) -> Result<(), String> {
     if password.chars().count() < MIN_PASSWORD_LEN {
         return Err(format!(
             "password must be at least {MIN_PASSWORD_LEN} characters"
         ));
     }
-    Ok(())
+    match crate::forms::password_weakness(password, &[email]) {
+        Some(message) => Err(format!("password {message}")),
+        None => Ok(()),
+    }
 }
 
 /// The longest first line `--password-stdin` reads: a file piped in by mistake is not read whole.
@@ -370,7 +376,7 @@ async fn create_admin(
 ) -> Result<(), String> {
     check_email(&email)?;
     let password = password.read()?;
-    check_password(&password)?;
+    check_password(&password, &email)?;
     let db = connected(&config).await?;
     let digest = Passwords::new(1)
         .hash(password)
@@ -399,7 +405,7 @@ async fn create_user(
 ) -> Result<(), String> {
     check_email(&new.email)?;
     let password = password.read()?;
-    check_password(&password)?;
+    check_password(&password, &new.email)?;
     let db = connected(&config).await?;
     new.country_id = country::country_id_by_code(&db, &country)
         .await
@@ -418,7 +424,7 @@ async fn create_user(
 
 async fn set_admin_password(config: Config, email: String) -> Result<(), String> {
     let password = password_from_stdin()?;
-    check_password(&password)?;
+    check_password(&password, &email)?;
     let db = connected(&config).await?;
     let admin = admin::find_admin_by_email(&db, &email)
         .await
@@ -428,9 +434,21 @@ async fn set_admin_password(config: Config, email: String) -> Result<(), String>
         .hash(password)
         .await
         .map_err(|e| e.to_string())?;
-    admin::set_admin_password_digest(&db, admin.id, digest)
-        .await
-        .map_err(|e| e.to_string())?;
+    let secrets = crate::mfa::SecretBox::new(&config.mfa.keys);
+    let notice = Notice {
+        secrets: &secrets,
+        recipient: &admin.email,
+    };
+    admin::set_admin_password_digest(
+        &db,
+        admin.id,
+        digest,
+        &notice,
+        CredentialChange::PasswordSet,
+        chrono::Utc::now(),
+    )
+    .await
+    .map_err(|e| e.to_string())?;
     println!("admin {}: password set", admin.id);
     crate::audit::record(None, crate::audit::Action::AdminPasswordSet, admin.id);
     // The admin's sessions end with the old password (CONTRACT §10).
@@ -445,7 +463,12 @@ async fn reset_admin_mfa(config: Config, email: String) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?
         .ok_or_else(|| format!("no admin with the e-mail {:?}", email.trim()))?;
-    admin::remove_totp(&db, admin.id)
+    let secrets = crate::mfa::SecretBox::new(&config.mfa.keys);
+    let notice = Notice {
+        secrets: &secrets,
+        recipient: &admin.email,
+    };
+    admin::remove_totp(&db, admin.id, &notice, chrono::Utc::now())
         .await
         .map_err(|e| e.to_string())?;
     println!("admin {}: second factor removed", admin.id);

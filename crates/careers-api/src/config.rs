@@ -185,7 +185,7 @@ pub struct Limits {
     pub signups_per_hour: u64,
     /// Live sessions per identity and context.
     pub sessions_per_identity: usize,
-    /// Password-reset requests per e-mail address in an hour.
+    /// Password-reset requests per (e-mail address, client address) in an hour.
     pub password_resets_per_email: u64,
     /// Password-reset requests per client address in an hour.
     pub password_resets_per_address: u64,

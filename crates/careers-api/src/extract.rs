@@ -118,3 +118,21 @@ where
             .map_err(|_| ApiError::MalformedRequest("bad query parameter".into()))
     }
 }
+
+/// The request's `Host`, which the session cookies' `Domain` follows (CONTRACT §2), for a
+/// handler that replaces a session's credentials outside the session routes.
+pub struct RequestHost(pub Option<String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for RequestHost {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        Ok(Self(
+            parts
+                .headers
+                .get(header::HOST)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned),
+        ))
+    }
+}

@@ -66,6 +66,17 @@ impl Errors {
         }
     }
 
+    /// Reports a new password at `path` that zxcvbn finds too easy to guess
+    /// ([`password_weakness`]); checked only once the field has no other error.
+    pub fn strong_password(&mut self, path: &str, password: Option<&str>, user_inputs: &[&str]) {
+        if let Some(password) = password
+            && !self.0.contains_key(path)
+            && let Some(message) = password_weakness(password, user_inputs)
+        {
+            self.add(path, message);
+        }
+    }
+
     pub fn finish(self) -> Result<(), Invalid> {
         if self.0.is_empty() {
             Ok(())
@@ -73,6 +84,36 @@ impl Errors {
             Err(Invalid(self.0))
         }
     }
+}
+
+/// The lowest zxcvbn score a new password may have (0-4; 3: "safely unguessable", ASVS 2.1.7).
+pub const MIN_STRENGTH: u8 = 3;
+/// How much of a password zxcvbn reads: its matching grows quickly with the length, and a
+/// password whose first 128 characters are strong is strong.
+const JUDGED_CHARS: usize = 128;
+
+/// Why zxcvbn finds a new password too easy to guess (its score below [`MIN_STRENGTH`]), or
+/// `None` when it is strong enough. `user_inputs` are the account's own words (e-mail, names),
+/// which make a password weaker. The message is zxcvbn's warning, or the service's own where
+/// zxcvbn gives none; never empty.
+pub fn password_weakness(password: &str, user_inputs: &[&str]) -> Option<String> {
+    let judged = match password.char_indices().nth(JUDGED_CHARS) {
+        Some((end, _)) => &password[..end],
+        None => password,
+    };
+    let entropy = zxcvbn::zxcvbn(judged, user_inputs);
+    if u8::from(entropy.score()) >= MIN_STRENGTH {
+        return None;
+    }
+    Some(
+        entropy
+            .feedback()
+            .and_then(|feedback| feedback.warning())
+            .map(|warning| format!("is too easy to guess: {warning}"))
+            .unwrap_or_else(|| {
+                "is too easy to guess: add words or characters that are less common".to_owned()
+            }),
+    )
 }
 
 /// garde rule: an optional `YYYY-MM-DD` date.

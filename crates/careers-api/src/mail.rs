@@ -10,6 +10,11 @@
 //! so that instances sharing a database never deliver one message twice; a delivered message
 //! is marked sent and its body cleared at once. A message whose content has expired (its token)
 //! is dropped instead of delivered. Nothing of a message's body is ever logged.
+//!
+//! No usable token is at rest in clear (CONTRACT §10): every body is stored sealed with the
+//! `MFA_ENCRYPTION_KEY` ring (`mfa::SecretBox`, bound to its recipient) and opened only to be
+//! sent. Without `SMTP_URL` the `.eml` files are written into a directory only the service's
+//! user may enter (0700), each file 0600.
 
 pub mod entity;
 
@@ -29,6 +34,7 @@ use tokio::sync::Notify;
 
 use self::entity as outbox;
 use crate::db::DataError;
+use crate::mfa::SecretBox;
 
 /// The first retry's wait; each further one doubles, up to [`MAX_BACKOFF_SECONDS`].
 pub const FIRST_BACKOFF_SECONDS: i64 = 10;
@@ -49,16 +55,23 @@ pub struct NewMail {
     pub not_after: DateTime<Utc>,
 }
 
-/// Stores a message, due now, on `conn` (the caller's transaction).
+/// The associated data a body is sealed with: its recipient's, so that it opens for no other.
+fn body_aad(recipient: &str) -> Vec<u8> {
+    format!("careers-api/mail/v1/{recipient}").into_bytes()
+}
+
+/// Stores a message, due now, on `conn` (the caller's transaction), its body sealed.
 pub async fn enqueue(
     conn: &impl ConnectionTrait,
+    secrets: &SecretBox,
     mail: NewMail,
     now: DateTime<Utc>,
 ) -> Result<(), DbErr> {
+    let body = secrets.seal_with(&body_aad(&mail.recipient), mail.body.as_bytes());
     outbox::ActiveModel {
         recipient: Set(mail.recipient),
         subject: Set(mail.subject),
-        body: Set(Some(mail.body)),
+        body: Set(Some(body)),
         created_at: Set(now),
         not_after: Set(mail.not_after),
         attempts: Set(0),
@@ -143,17 +156,34 @@ impl Mailer {
                 .map(drop)
                 .map_err(|e| e.to_string()),
             Transport::Files(files, dir) => {
-                tokio::fs::create_dir_all(dir)
+                private_dir(dir)
                     .await
                     .map_err(|e| format!("{}: {e}", dir.display()))?;
-                files
-                    .send(message)
+                let id = files.send(message).await.map_err(|e| e.to_string())?;
+                let file = dir.join(format!("{id}.eml"));
+                set_mode(&file, 0o600)
                     .await
-                    .map(drop)
-                    .map_err(|e| e.to_string())
+                    .map_err(|e| format!("{}: {e}", file.display()))
             }
         }
     }
+}
+
+/// Creates `dir` if need be and lets only the service's user enter it.
+async fn private_dir(dir: &std::path::Path) -> std::io::Result<()> {
+    tokio::fs::create_dir_all(dir).await?;
+    set_mode(dir, 0o700).await
+}
+
+#[cfg(unix)]
+async fn set_mode(path: &std::path::Path, mode: u32) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    tokio::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).await
+}
+
+#[cfg(not(unix))]
+async fn set_mode(_: &std::path::Path, _: u32) -> std::io::Result<()> {
+    Ok(())
 }
 
 /// The wait before attempt `attempts + 1`, after `attempts` failed ones.
@@ -188,6 +218,7 @@ pub async fn pending(db: &DatabaseConnection) -> Result<u64, DbErr> {
 pub async fn deliver_due(
     db: &DatabaseConnection,
     mailer: &Mailer,
+    secrets: &SecretBox,
     now: DateTime<Utc>,
 ) -> Result<(), DataError> {
     let due = outbox::Entity::find()
@@ -215,7 +246,7 @@ pub async fn deliver_due(
         if !leased {
             continue;
         }
-        deliver(db, mailer, message, now).await?;
+        deliver(db, mailer, secrets, message, now).await?;
     }
     Ok(())
 }
@@ -223,6 +254,7 @@ pub async fn deliver_due(
 async fn deliver(
     db: &DatabaseConnection,
     mailer: &Mailer,
+    secrets: &SecretBox,
     message: outbox::Model,
     now: DateTime<Utc>,
 ) -> Result<(), DataError> {
@@ -240,7 +272,7 @@ async fn deliver(
         row.update(db).await?;
         return Ok(());
     }
-    let outcome = match compose(mailer, &message) {
+    let outcome = match compose(mailer, secrets, &message) {
         Ok(mail) => mailer.send(mail).await,
         Err(error) => Err(error),
     };
@@ -272,17 +304,26 @@ async fn deliver(
     Ok(())
 }
 
-fn compose(mailer: &Mailer, message: &outbox::Model) -> Result<Message, String> {
+fn compose(
+    mailer: &Mailer,
+    secrets: &SecretBox,
+    message: &outbox::Model,
+) -> Result<Message, String> {
     let to: Mailbox = message
         .recipient
         .parse()
         .map_err(|e| format!("recipient: {e}"))?;
+    let sealed = message.body.as_deref().unwrap_or_default();
+    let body = secrets
+        .open_with(&body_aad(&message.recipient), sealed)
+        .and_then(|(body, _)| String::from_utf8(body).ok())
+        .ok_or("the body does not open with MFA_ENCRYPTION_KEY: was a key removed too early?")?;
     Message::builder()
         .from(mailer.from.clone())
         .to(to)
         .subject(&message.subject)
         .header(ContentType::TEXT_PLAIN)
-        .body(message.body.clone().unwrap_or_default())
+        .body(body)
         .map_err(|e| e.to_string())
 }
 

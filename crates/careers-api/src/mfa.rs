@@ -21,8 +21,10 @@ const STEP_SECONDS: u64 = 30;
 const SECRET_BYTES: usize = 20;
 pub const RECOVERY_CODES: usize = 10;
 
-/// Encrypts TOTP secrets under `MFA_ENCRYPTION_KEY`: the first key encrypts, every key
-/// decrypts, so that a key can be rotated (docs/OPERATIONS.md).
+/// Encrypts TOTP secrets, and outbox messages that carry a token (CONTRACT §10), under
+/// `MFA_ENCRYPTION_KEY`: the first key encrypts, every key decrypts, so that a key can be
+/// rotated (docs/OPERATIONS.md). Each use binds its ciphertexts to their owner through the
+/// associated data, so a ciphertext copied to another row does not open.
 pub struct SecretBox {
     keys: Vec<ChaCha20Poly1305>,
 }
@@ -43,37 +45,40 @@ impl SecretBox {
 
     /// base64url(nonce || ciphertext) of `secret` for `admin_id`, with the first key.
     pub fn seal(&self, admin_id: i64, secret: &[u8]) -> String {
+        self.seal_with(&Self::aad(admin_id), secret)
+    }
+
+    /// The secret, and whether it was sealed with a key other than the first (to re-seal).
+    pub fn open(&self, admin_id: i64, sealed: &str) -> Option<(Vec<u8>, bool)> {
+        self.open_with(&Self::aad(admin_id), sealed)
+    }
+
+    /// base64url(nonce || ciphertext) of `message` bound to `aad`, with the first key.
+    pub fn seal_with(&self, aad: &[u8], message: &[u8]) -> String {
         let mut nonce = [0u8; 12];
         getrandom::fill(&mut nonce).expect("operating system random number generator failed");
         let sealed = self.keys[0]
-            .encrypt(
-                &Nonce::from(nonce),
-                Payload {
-                    msg: secret,
-                    aad: &Self::aad(admin_id),
-                },
-            )
-            .expect("ChaCha20-Poly1305 encrypts any short message");
+            .encrypt(&Nonce::from(nonce), Payload { msg: message, aad })
+            .expect("ChaCha20-Poly1305 encrypts any message this service writes");
         let mut out = nonce.to_vec();
         out.extend_from_slice(&sealed);
         URL_SAFE_NO_PAD.encode(out)
     }
 
-    /// The secret, and whether it was sealed with a key other than the first (to re-seal).
-    pub fn open(&self, admin_id: i64, sealed: &str) -> Option<(Vec<u8>, bool)> {
+    /// The message sealed with `aad`, and whether a key other than the first sealed it.
+    pub fn open_with(&self, aad: &[u8], sealed: &str) -> Option<(Vec<u8>, bool)> {
         let bytes = URL_SAFE_NO_PAD.decode(sealed).ok()?;
         if bytes.len() < 12 {
             return None;
         }
         let (nonce, ciphertext) = bytes.split_at(12);
         let nonce = Nonce::from(<[u8; 12]>::try_from(nonce).ok()?);
-        let aad = Self::aad(admin_id);
         self.keys.iter().enumerate().find_map(|(index, key)| {
             key.decrypt(
                 &nonce,
                 Payload {
                     msg: ciphertext,
-                    aad: &aad,
+                    aad,
                 },
             )
             .ok()

@@ -381,6 +381,6 @@ pub async fn demo_mfa_admin(
     .await?;
     let sealed = secrets.seal(created.id, b"12345678901234567890");
     admin::start_totp(db, created.id, sealed.clone(), false).await?;
-    admin::confirm_totp(db, created.id, &sealed, 0, Vec::new(), Utc::now()).await?;
+    admin::confirm_totp(db, created.id, &sealed, 0, Vec::new(), Utc::now(), None).await?;
     Ok(1)
 }

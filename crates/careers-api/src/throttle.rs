@@ -144,10 +144,10 @@ impl LoginThrottle {
         context: &SessionContext,
     ) -> Result<(), ApiError> {
         let limits = state.config.limits;
-        let over = count_both(
+        let over = count_each(
             state,
             LOGIN_WINDOW_SECONDS,
-            [
+            &[
                 (&self.account, limits.login_failures_per_account, "account"),
                 (&self.address, limits.login_failures_per_address, "address"),
             ],
@@ -271,25 +271,38 @@ pub async fn count_signup(state: &AppState, client: &ClientAddr) -> Result<(), A
 /// The window of the password-reset counters.
 pub const RESET_WINDOW_SECONDS: i64 = 60 * 60;
 
-/// Password-reset requests per e-mail address and per client address (CONTRACT §10). Every
-/// request counts, for an unknown address as for a known one, so the answer tells nothing.
+/// Password-reset requests from one client address for one e-mail address in an hour
+/// (`PASSWORD_RESET_LIMIT_PER_EMAIL`), for one e-mail address from every client address
+/// (this), and from one client address (`PASSWORD_RESET_LIMIT_PER_ADDRESS`).
+pub const RESETS_PER_EMAIL_FROM_ALL_ADDRESSES: u64 = 20;
+
+/// Password-reset requests per (e-mail, client address), per e-mail from all addresses and per
+/// client address (CONTRACT §10). Every request counts, for an unknown address as for a known
+/// one, so the answer tells nothing; someone asking from elsewhere uses up only the e-mail's
+/// overall share, never the owner's own (e-mail, address) count.
 pub async fn count_password_reset(
     state: &AppState,
     email: &str,
     client: &ClientAddr,
 ) -> Result<(), ApiError> {
     let limits = state.config.limits;
-    let over = count_both(
+    let (email, address) = (email_key(email), bucket_of(client));
+    let over = count_each(
         state,
         RESET_WINDOW_SECONDS,
-        [
+        &[
             (
-                &format!("reset:{}", email_key(email)),
+                &format!("reset:{email}:ip:{address}"),
                 limits.password_resets_per_email,
+                "email_and_address",
+            ),
+            (
+                &format!("reset:{email}"),
+                RESETS_PER_EMAIL_FROM_ALL_ADDRESSES,
                 "email",
             ),
             (
-                &format!("reset:ip:{}", bucket_of(client)),
+                &format!("reset:ip:{address}"),
                 limits.password_resets_per_address,
                 "address",
             ),
@@ -310,32 +323,28 @@ fn email_key(email: &str) -> String {
     digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
-/// Counts one event on two counters at once (with Redis, one round trip on the multiplexed
-/// connection). Each counter comes with its limit and its name; the answer is the first whose
-/// count passed its limit, with the seconds left in its window.
-async fn count_both(
+/// Counts one event on each counter at once (with Redis, one round trip's wait); the answer
+/// is the first whose count passed its limit, with the seconds left in its window.
+async fn count_each(
     state: &AppState,
     window_seconds: i64,
-    counters: [(&str, u64, &'static str); 2],
+    counters: &[(&str, u64, &'static str)],
 ) -> Result<Option<(&'static str, i64)>, ApiError> {
     let store = state.sessions.store();
     let now = state.sessions.now();
-    let [
-        (first_key, first_limit, first),
-        (second_key, second_limit, second),
-    ] = counters;
-    let (first_count, second_count) = tokio::join!(
-        store.hit(first_key, window_seconds, now),
-        store.hit(second_key, window_seconds, now),
-    );
-    let (first_count, second_count) = (first_count?, second_count?);
-    Ok(if first_count.count > first_limit {
-        Some((first, first_count.retry_after))
-    } else if second_count.count > second_limit {
-        Some((second, second_count.retry_after))
-    } else {
-        None
-    })
+    let counts = futures_util::future::join_all(
+        counters
+            .iter()
+            .map(|(key, _, _)| store.hit(key, window_seconds, now)),
+    )
+    .await;
+    for (count, (_, limit, name)) in counts.into_iter().zip(counters) {
+        let count = count?;
+        if count.count > *limit {
+            return Ok(Some((name, count.retry_after)));
+        }
+    }
+    Ok(None)
 }
 
 fn rate_limited(retry_after: i64) -> ApiError {

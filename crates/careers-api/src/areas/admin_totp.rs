@@ -8,7 +8,7 @@
 //! session of the admin.
 
 use axum::extract::State;
-use axum::http::{HeaderMap, StatusCode};
+use axum::http::StatusCode;
 use axum::response::Response;
 use serde::Serialize;
 use serde_json::json;
@@ -16,16 +16,17 @@ use sessions::{Authenticated, EndReason};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-use super::sessions::{AdminPrincipal, access_body, with_cookies};
+use super::sessions::{AdminPrincipal, access_body, with_cookies_for};
 use super::{ADMIN, AdminEnrolmentCtx};
 use crate::audit::{self, Action};
 use crate::error::ApiError;
 use crate::error::responses::{
     Conflict, FormErrors, NotFound, RateLimited, Unavailable, UnsafeAreaErrors,
 };
-use crate::extract::Json as Form;
+use crate::extract::{Json as Form, RequestHost};
 use crate::mfa::{self, Factor};
 use crate::models::identities::admin;
+use crate::models::identities::notices::{CredentialChange, Notice};
 use crate::models::identities::{TotpCodeForm, normalize_email};
 use crate::state::AppState;
 use crate::throttle::{ClientAddr, CodeGuess};
@@ -134,7 +135,7 @@ async fn confirm_enrolment(
     ctx: AdminEnrolmentCtx,
     State(state): State<AppState>,
     client: ClientAddr,
-    headers: HeaderMap,
+    RequestHost(host): RequestHost,
     Form(form): Form<TotpCodeForm>,
 ) -> Result<Response, ApiError> {
     form.validate()?;
@@ -166,7 +167,26 @@ async fn confirm_enrolment(
     let replaced = ctx.admin.totp_confirmed_at.is_some();
     let codes = mfa::new_recovery_codes();
     let hashes = codes.iter().map(|c| mfa::recovery_code_hash(c)).collect();
-    admin::confirm_totp(&state.db, ctx.admin.id, sealed, step, hashes, state.now()).await?;
+    let notice = Notice {
+        secrets: &state.secrets,
+        recipient: &ctx.admin.email,
+    };
+    let change = if replaced {
+        CredentialChange::SecondFactorReplaced
+    } else {
+        CredentialChange::SecondFactorEnrolled
+    };
+    admin::confirm_totp(
+        &state.db,
+        ctx.admin.id,
+        sealed,
+        step,
+        hashes,
+        state.now(),
+        Some((&notice, change)),
+    )
+    .await?;
+    state.mail.wake();
     let ended = end_other_sessions(&state, &ctx.session).await?;
     // The privilege raise gets new credentials, which carry the factor.
     let issued = state.sessions.reissue(&ADMIN, &ctx.session, true).await?;
@@ -187,9 +207,9 @@ async fn confirm_enrolment(
     );
     let mut body = access_body(&issued);
     body.insert("recovery_codes".into(), json!(codes));
-    Ok(with_cookies::<AdminPrincipal>(
+    Ok(with_cookies_for::<AdminPrincipal>(
         &state,
-        &headers,
+        host.as_deref(),
         &issued,
         StatusCode::OK,
         body,
@@ -278,7 +298,12 @@ async fn remove_factor(
     if !verify_factor(&state, &ctx, &client, &code).await? {
         return Err(wrong_code());
     }
-    admin::remove_totp(&state.db, ctx.admin.id).await?;
+    let notice = Notice {
+        secrets: &state.secrets,
+        recipient: &ctx.admin.email,
+    };
+    admin::remove_totp(&state.db, ctx.admin.id, &notice, state.now()).await?;
+    state.mail.wake();
     let ended = end_other_sessions(&state, &ctx.session).await?;
     tracing::warn!(
         admin_id = ctx.admin.id,

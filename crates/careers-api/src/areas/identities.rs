@@ -16,6 +16,7 @@ use crate::extract::{Json as Form, Path};
 use crate::forms::IdRef;
 use crate::models::careers::user_profile::{self, TalentProfileCreateForm};
 use crate::models::identities;
+use crate::models::identities::notices::Notice;
 use crate::models::identities::password_reset::{
     self, PasswordResetForm, PasswordResetRequestForm,
 };
@@ -87,10 +88,15 @@ async fn reset_password(
         return Err(ApiError::Internal);
     };
     let now = state.now();
-    let Some(user_id) = password_reset::user_of_token(&state.db, &token, now).await? else {
+    let Some((user_id, email)) = password_reset::user_of_token(&state.db, &token, now).await?
+    else {
         tracing::warn!("password reset refused: unknown, used or expired token");
         return Err(password_reset::invalid_token().into());
     };
+    // The account's e-mail counts against the new password too (zxcvbn's user inputs).
+    if let Some(message) = crate::forms::password_weakness(&password, &[&email]) {
+        return Err(ApiError::field("password", message));
+    }
     let digest = state.passwords.hash(password).await?;
     // Sessions end before the password changes and again after, as at a password change: a
     // store fault before the change changes nothing.
@@ -98,9 +104,14 @@ async fn reset_password(
         .sessions
         .end_sessions(&USER, user_id, None, sessions::EndReason::Password)
         .await?;
-    if !password_reset::redeem(&state.db, &token, user_id, digest, now).await? {
+    let notice = Notice {
+        secrets: &state.secrets,
+        recipient: &email,
+    };
+    if !password_reset::redeem(&state.db, &token, user_id, digest, &notice, now).await? {
         return Err(password_reset::invalid_token().into());
     }
+    state.mail.wake();
     let ended = state
         .sessions
         .end_sessions(&USER, user_id, None, sessions::EndReason::Password)

@@ -30,6 +30,8 @@ use crate::extract::Json;
 use crate::metrics;
 use crate::mfa::Factor;
 use crate::models::identities::admin::{self, AdminView};
+use crate::models::identities::notices::{CredentialChange, Notice};
+use crate::models::identities::password_reset;
 use crate::models::identities::session::SessionView;
 use crate::models::identities::user::{self, UserView};
 use crate::models::identities::{LoginForm, PasswordChangeForm, normalize_email};
@@ -84,9 +86,11 @@ pub trait Principal: Send + Sync + 'static {
     /// Whether the identity still exists: a refresh for a deleted one ends there.
     fn exists(state: &AppState, id: i64) -> impl Future<Output = Result<bool, ApiError>> + Send;
 
+    /// Stores a changed password's digest and queues the identity's notice to `email`.
     fn set_password_digest(
         state: &AppState,
         id: i64,
+        email: &str,
         digest: String,
     ) -> impl Future<Output = Result<(), ApiError>> + Send;
 
@@ -123,9 +127,15 @@ impl Principal for UserPrincipal {
     async fn set_password_digest(
         state: &AppState,
         id: i64,
+        email: &str,
         digest: String,
     ) -> Result<(), ApiError> {
-        Ok(user::set_user_password_digest(&state.db, id, digest).await?)
+        let notice = Notice {
+            secrets: &state.secrets,
+            recipient: email,
+        };
+        // The user's outstanding reset tokens are void with the old password (CONTRACT §10).
+        Ok(password_reset::set_password(&state.db, id, digest, &notice, state.now()).await?)
     }
 
     /// Users have no second factor.
@@ -163,9 +173,22 @@ impl Principal for AdminPrincipal {
     async fn set_password_digest(
         state: &AppState,
         id: i64,
+        email: &str,
         digest: String,
     ) -> Result<(), ApiError> {
-        Ok(admin::set_admin_password_digest(&state.db, id, digest).await?)
+        let notice = Notice {
+            secrets: &state.secrets,
+            recipient: email,
+        };
+        Ok(admin::set_admin_password_digest(
+            &state.db,
+            id,
+            digest,
+            &notice,
+            CredentialChange::PasswordChanged,
+            state.now(),
+        )
+        .await?)
     }
 
     async fn second_factor(
@@ -423,7 +446,7 @@ async fn change_password<P: Principal>(
     ctx: P::Ctx,
     form: PasswordChangeForm,
 ) -> Result<Response, ApiError> {
-    form.validate()?;
+    form.validate(&[ctx.email()])?;
     let (Some(current_password), Some(password)) = (form.current_password, form.password) else {
         return Err(ApiError::Internal);
     };
@@ -456,7 +479,8 @@ async fn change_password<P: Principal>(
         .sessions
         .end_sessions(&P::CONTEXT, session.subject, keep, EndReason::Password)
         .await?;
-    P::set_password_digest(state, session.subject, digest).await?;
+    P::set_password_digest(state, session.subject, ctx.email(), digest).await?;
+    state.mail.wake();
     let ended = state
         .sessions
         .end_sessions(&P::CONTEXT, session.subject, keep, EndReason::Password)
@@ -504,9 +528,20 @@ pub(super) fn access_body(issued: &IssuedAccess) -> Map<String, Value> {
     body
 }
 
-pub(super) fn with_cookies<P: Principal>(
+fn with_cookies<P: Principal>(
     state: &AppState,
     headers: &HeaderMap,
+    issued: &IssuedAccess,
+    status: StatusCode,
+    body: Map<String, Value>,
+) -> Response {
+    with_cookies_for::<P>(state, host(headers), issued, status, body)
+}
+
+/// The response with the session cookies of `issued` for the request's `Host`.
+pub(super) fn with_cookies_for<P: Principal>(
+    state: &AppState,
+    host: Option<&str>,
     issued: &IssuedAccess,
     status: StatusCode,
     body: Map<String, Value>,
@@ -514,7 +549,7 @@ pub(super) fn with_cookies<P: Principal>(
     let mut response = (status, crate::views::Json(Value::Object(body))).into_response();
     let cookies = state.sessions.cookies().issue(
         &P::CONTEXT,
-        host(headers),
+        host,
         &issued.access_token,
         &issued.csrf,
         issued.session_expires_at,

@@ -115,6 +115,15 @@ backend_tests! {
                                               "--password-stdin"], "short\n");
         assert!(!short.status.success());
         assert!(stderr(&short).contains("at least 12"), "{}", stderr(&short));
+        // So does zxcvbn's judgement (CONTRACT §10), the account's e-mail counting against it.
+        for weak in ["password1234\n", "weakling@example.com\n"] {
+            let refused = careers_api_stdin(&env, &["admins", "create", "--email", "weakling@example.com",
+                                                    "--password-stdin"], weak);
+            assert!(!refused.status.success());
+            assert!(stderr(&refused).contains("too easy to guess"), "{}", stderr(&refused));
+        }
+        let weak_login = app.login_raw(&ADMIN, "weakling@example.com", "password1234").await;
+        assert_error(weak_login, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
         let empty = careers_api_stdin(&env, &["users", "create", "--email", "e@example.com",
                                               "--password-stdin", "--first-name", "E",
                                               "--last-name", "Mpty"], "");
@@ -137,6 +146,9 @@ backend_tests! {
                                                " Grace@Example.com "],
                                        &format!("{new_password}\n"));
         assert!(output.status.success(), "{}", stderr(&output));
+        let notice = "SELECT COUNT(*) FROM mail_outbox WHERE recipient = 'grace@example.com' \
+                      AND subject = 'Your password was set'";
+        assert_eq!(crate::data_layer::scalar(&app, notice).await, "1", "the admin is told (CONTRACT §17)");
         if backend == Backend::PostgresRedis {
             // The admin's sessions end with the old password; other admins' stay.
             assert!(String::from_utf8_lossy(&output.stdout).contains("1 admin sessions ended"));
@@ -177,6 +189,10 @@ backend_tests! {
 
         let output = careers_api(&env, &["admins", "reset-mfa", "--email", " Grace@Example.com "]);
         assert!(output.status.success(), "{}", stderr(&output));
+        // The admin is told, through the outbox the server delivers (CONTRACT §17).
+        let notice = "SELECT COUNT(*) FROM mail_outbox WHERE recipient = 'grace@example.com' \
+                      AND subject = 'Your second factor was removed'";
+        assert_eq!(crate::data_layer::scalar(&app, notice).await, "1");
         assert!(String::from_utf8_lossy(&output.stdout).contains("second factor removed"));
         if backend == Backend::PostgresRedis {
             assert!(String::from_utf8_lossy(&output.stdout).contains("1 admin sessions ended"));

@@ -21,6 +21,40 @@ pub(crate) async fn scalar(app: &TestApp, sql: &str) -> String {
         .unwrap()
 }
 
+/// Every value of every column of every table of the app's database, as text (the tests that
+/// no secret is at rest read it all).
+pub(crate) async fn every_value(app: &TestApp) -> Vec<String> {
+    let db = &app.state.db;
+    let backend = db.get_database_backend();
+    let rows = |sql: String| async move {
+        db.query_all_raw(Statement::from_string(backend, sql))
+            .await
+            .unwrap()
+    };
+    let columns_sql = match backend {
+        sea_orm::DatabaseBackend::Sqlite => "SELECT m.name AS t, p.name AS c FROM sqlite_master m \
+             JOIN pragma_table_info(m.name) p WHERE m.type = 'table'"
+            .to_owned(),
+        _ => {
+            "SELECT table_name::text AS t, column_name::text AS c FROM information_schema.columns \
+              WHERE table_schema = current_schema()"
+                .to_owned()
+        }
+    };
+    let mut values = Vec::new();
+    for column in rows(columns_sql).await {
+        let table: String = column.try_get("", "t").unwrap();
+        let name: String = column.try_get("", "c").unwrap();
+        let sql = format!("SELECT CAST(\"{name}\" AS TEXT) AS v FROM \"{table}\"");
+        for row in rows(sql).await {
+            if let Ok(Some(value)) = row.try_get::<Option<String>>("", "v") {
+                values.push(value);
+            }
+        }
+    }
+    values
+}
+
 /// The job of the demo data's one application.
 const JOB_OF_1: &str = "(SELECT careers_job_id FROM careers_job_applications WHERE id = 1)";
 
@@ -94,8 +128,8 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         careers_api::seed::demo(&app.state.db, &app.state.passwords).await.unwrap();
         let db = &*app.state.db;
-        // Migrations 5 and 4 (admin TOTP, password resets) go first, then 3.
-        careers_api::db::Migrator::down(db, Some(3)).await.unwrap();
+        // Migrations 6, 5 and 4 (TOTP enrolment, admin TOTP, password resets) go first, then 3.
+        careers_api::db::Migrator::down(db, Some(4)).await.unwrap();
         let company_of_1 = "SELECT company_id FROM careers_job_applications WHERE id = 1";
         let backend = db.get_database_backend();
         assert!(db.query_one_raw(Statement::from_string(backend, company_of_1)).await.is_err(), "down drops the column");

@@ -10,6 +10,7 @@ mod areas;
 mod cli;
 mod concurrency;
 mod cookies;
+mod credentials;
 mod data_layer;
 mod fast_paths;
 mod faults;

@@ -342,7 +342,7 @@ fn the_lower_modules_import_nothing_above_them() {
         ("db", &[][..]),
         ("contexts", &[][..]),
         ("mfa", &[][..]),
-        ("mail", &["db", "metrics"][..]),
+        ("mail", &["db", "metrics", "mfa"][..]),
         ("metrics", &[][..]),
         ("audit", &[][..]),
         ("demo", &[][..]),

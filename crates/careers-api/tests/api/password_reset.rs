@@ -162,22 +162,50 @@ backend_tests! {
         assert_eq!(app.login_raw(&USER, "ada@example.com", NEW_PASSWORD).await.status(), StatusCode::CREATED);
     }
 
-    async fn a_newer_request_voids_the_token_and_a_token_lives_30_minutes(backend) {
+    async fn the_three_newest_tokens_stay_valid_and_a_token_lives_30_minutes(backend) {
+        // CONTRACT §10: asking again cannot void the owner's link; only a fourth request voids
+        // the oldest of four.
         let sink = SmtpSink::up().await;
         let app = spawn_with_sink(backend, &sink, &[]).await;
         app.create_user("ada@example.com").await;
-        ask(&app, "ada@example.com").await;
-        let first = token_of(&sink.wait_for(1, 10).await[0]);
-        ask(&app, "ada@example.com").await;
-        let second = token_of(&sink.wait_for(2, 10).await[1]);
-        assert_ne!(first, second);
-        let voided = complete(&app, &first, NEW_PASSWORD).await;
+        let mut tokens = Vec::new();
+        for n in 1..=4 {
+            ask(&app, "ada@example.com").await;
+            tokens.push(token_of(&sink.wait_for(n, 10).await[n - 1]));
+        }
+        let valid = "SELECT COUNT(*) FROM identities_password_resets WHERE used_at IS NULL";
+        assert_eq!(crate::data_layer::scalar(&app, valid).await, "3");
+        let voided = complete(&app, &tokens[0], NEW_PASSWORD).await;
         assert_error(voided, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+        // The oldest kept one works; redeeming it voids the others.
+        assert_eq!(complete(&app, &tokens[1], NEW_PASSWORD).await.status(), StatusCode::NO_CONTENT);
+        let after = complete(&app, &tokens[3], "yet another passphrase").await;
+        assert_error(after, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
 
+        ask(&app, "ada@example.com").await;
+        let late = token_of(&sink.wait_for(6, 10).await.last().unwrap().clone());
         app.clock.advance(30 * 60);
-        let expired = complete(&app, &second, NEW_PASSWORD).await;
+        let expired = complete(&app, &late, "yet another passphrase").await;
         assert_error(expired, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
-        assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED, "unchanged");
+        assert_eq!(app.login_raw(&USER, "ada@example.com", NEW_PASSWORD).await.status(), StatusCode::CREATED, "unchanged");
+    }
+
+    async fn a_password_change_voids_every_reset_token(backend) {
+        let sink = SmtpSink::up().await;
+        let app = spawn_with_sink(backend, &sink, &[]).await;
+        let (_, creds) = app.user_session("ada@example.com").await;
+        ask(&app, "ada@example.com").await;
+        let token = token_of(&sink.wait_for(1, 10).await[0]);
+        let changed = creds
+            .with_csrf(app.request(Method::PATCH, "/identities/password"))
+            .json(&json!({ "current_password": PASSWORD, "password": NEW_PASSWORD }))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(changed.status(), StatusCode::OK);
+        let stale = complete(&app, &token, "yet another passphrase").await;
+        assert_error(stale, StatusCode::UNPROCESSABLE_ENTITY, "validation_failed").await;
+        assert_eq!(app.login_raw(&USER, "ada@example.com", NEW_PASSWORD).await.status(), StatusCode::CREATED);
     }
 
     async fn a_token_is_good_until_just_before_30_minutes(backend) {
@@ -210,36 +238,68 @@ backend_tests! {
         assert_eq!(app.login_raw(&USER, "ada@example.com", PASSWORD).await.status(), StatusCode::CREATED);
     }
 
-    async fn requests_are_throttled_per_email_and_per_address_alike_for_unknown_ones(backend) {
+    async fn requests_are_throttled_per_email_and_address_per_email_and_per_address(backend) {
+        // CONTRACT §10: per (e-mail, client address), per e-mail from every address (20), per
+        // client address; for an unknown e-mail exactly as for a known one.
         let app = TestApp::spawn_with(backend, &[
             ("CLIENT_IP_HEADER", "X-Forwarded-For"), ("TRUSTED_PROXIES", "127.0.0.1,::1"),
             ("PASSWORD_RESET_LIMIT_PER_EMAIL", "2"),
             ("PASSWORD_RESET_LIMIT_PER_ADDRESS", "4"),
         ]).await;
         app.create_user("ada@example.com").await;
-        let from = |address: &'static str, email: &'static str| {
+        let from = |address: String, email: &'static str| {
             app.request(Method::POST, "/identities/password_resets")
                 .header("x-forwarded-for", address)
                 .json(&json!({ "email": email }))
                 .send()
         };
-        for email in ["ada@example.com", "nobody@example.com"] {
-            for n in 0..2 {
-                let address = if n == 0 { "198.51.100.1" } else { "198.51.100.2" };
-                assert_eq!(from(address, email).await.unwrap().status(), StatusCode::ACCEPTED);
+        for (email, attacker, owner) in [
+            ("ada@example.com", "198.51.100.1", "198.51.100.2"),
+            ("nobody@example.com", "198.51.100.3", "198.51.100.4"),
+        ] {
+            for _ in 0..2 {
+                assert_eq!(from(attacker.into(), email).await.unwrap().status(), StatusCode::ACCEPTED);
             }
-            // The third for the address, from a third client: per e-mail.
-            let third = from("198.51.100.3", email).await.unwrap();
+            // The third from that address for that e-mail is refused...
+            let third = from(attacker.into(), email).await.unwrap();
             assert!(third.headers().get("retry-after").is_some());
             assert_error(third, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+            // ...but the owner elsewhere still gets their link.
+            assert_eq!(from(owner.into(), email).await.unwrap().status(), StatusCode::ACCEPTED);
         }
+        // Per e-mail from every address: 20 an hour, then refused from a new address too.
+        for n in 0..10 {
+            for _ in 0..2 {
+                assert_eq!(from(format!("203.0.113.{n}"), "bob@example.com").await.unwrap().status(), StatusCode::ACCEPTED);
+            }
+        }
+        let over = from("203.0.113.99".into(), "bob@example.com").await.unwrap();
+        assert_error(over, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
         // Per client address, whatever the e-mail: 198.51.100.9 has 4.
         for n in 0..4 {
             let email: &'static str = ["a@example.com", "b@example.com", "c@example.com", "d@example.com"][n];
-            assert_eq!(from("198.51.100.9", email).await.unwrap().status(), StatusCode::ACCEPTED);
+            assert_eq!(from("198.51.100.9".into(), email).await.unwrap().status(), StatusCode::ACCEPTED);
         }
-        let fifth = from("198.51.100.9", "e@example.com").await.unwrap();
+        let fifth = from("198.51.100.9".into(), "e@example.com").await.unwrap();
         assert_error(fifth, StatusCode::TOO_MANY_REQUESTS, "rate_limited").await;
+    }
+
+    async fn no_usable_token_is_at_rest_while_the_mail_server_is_down(backend) {
+        // CONTRACT §10: every column of every table, read while the message waits, holds
+        // neither the token nor the link; the body is sealed.
+        let mut sink = SmtpSink::down();
+        let app = spawn_with_sink(backend, &sink, &[]).await;
+        app.create_user("ada@example.com").await;
+        assert_eq!(ask(&app, "ada@example.com").await.status(), StatusCode::ACCEPTED);
+        wait_for_attempts(&app, "1").await;
+        let at_rest = crate::data_layer::every_value(&app).await;
+        assert!(!at_rest.is_empty());
+        assert!(at_rest.iter().all(|v| !v.contains("reset?token=")), "a reset link is at rest");
+        sink.start().await;
+        app.clock.advance(10);
+        let token = token_of(&sink.wait_for(1, 10).await[0]);
+        assert!(at_rest.iter().all(|v| !v.contains(&token)), "the token was at rest in clear");
+        assert_eq!(complete(&app, &token, NEW_PASSWORD).await.status(), StatusCode::NO_CONTENT);
     }
 
     async fn a_mail_server_down_at_the_request_gets_the_message_when_it_is_back(backend) {
@@ -314,6 +374,16 @@ backend_tests! {
             tokio::time::sleep(std::time::Duration::from_millis(50)).await;
         };
         assert_eq!(file.extension().and_then(|e| e.to_str()), Some("eml"));
+        // Only the service's user may read the messages (CONTRACT §10), once written.
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while outbox(&app, "sent_at").await[0].is_none() {
+            assert!(std::time::Instant::now() < deadline, "not marked sent");
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        use std::os::unix::fs::PermissionsExt;
+        let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&file), 0o600);
+        assert_eq!(mode(&dir), 0o700);
         let text = std::fs::read_to_string(&file).unwrap();
         assert!(text.contains("To: ada@example.com"), "{text}");
         assert!(text.contains("http://localhost:3000/reset?token="), "the default reset page");

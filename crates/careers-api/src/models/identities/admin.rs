@@ -12,6 +12,7 @@ use sea_orm::{
 use serde::Serialize;
 
 use self::entity as admin;
+use super::notices::{CredentialChange, Notice};
 use super::{email_taken_or, normalize_email};
 use crate::db::{DataError, write_transaction};
 use crate::mfa::{self, Factor, SecretBox};
@@ -77,20 +78,27 @@ pub async fn create_admin(
     model.insert(db).await.map_err(email_taken_or)
 }
 
-/// Replaces an admin's password digest (`admins set-password`).
+/// Replaces an admin's password digest (a change, or `admins set-password`) and queues the
+/// admin's notice of `change`, in one transaction.
 pub async fn set_admin_password_digest(
     db: &DatabaseConnection,
     id: i64,
     password_digest: String,
+    notice: &Notice<'_>,
+    change: CredentialChange,
+    now: DateTime<Utc>,
 ) -> Result<(), DataError> {
+    let txn = write_transaction(db).await?;
     admin::ActiveModel {
         id: Unchanged(id),
         password_digest: Set(password_digest),
-        updated_at: Set(Utc::now()),
+        updated_at: Set(now),
         ..Default::default()
     }
-    .update(db)
+    .update(&txn)
     .await?;
+    notice.enqueue(&txn, change, now).await?;
+    txn.commit().await?;
     Ok(())
 }
 
@@ -124,7 +132,9 @@ pub async fn start_totp(
 
 /// Confirms the enrolment `sealed_secret` (the one a code at `step` was checked against) as
 /// the admin's factor, replacing a confirmed one and the recovery codes (with `code_hashes`),
-/// in one transaction; `Conflict` when that enrolment was confirmed or restarted meanwhile.
+/// in one transaction with the admin's notice, if any; `Conflict` when that enrolment was
+/// confirmed or restarted meanwhile.
+#[allow(clippy::too_many_arguments)]
 pub async fn confirm_totp(
     db: &DatabaseConnection,
     id: i64,
@@ -132,6 +142,7 @@ pub async fn confirm_totp(
     step: i64,
     code_hashes: Vec<String>,
     now: DateTime<Utc>,
+    notice: Option<(&Notice<'_>, CredentialChange)>,
 ) -> Result<(), DataError> {
     let txn = write_transaction(db).await?;
     let confirmed = admin::Entity::update_many()
@@ -155,6 +166,9 @@ pub async fn confirm_totp(
         ));
     }
     replace_recovery_codes(&txn, id, code_hashes).await?;
+    if let Some((notice, change)) = notice {
+        notice.enqueue(&txn, change, now).await?;
+    }
     txn.commit().await?;
     Ok(())
 }
@@ -234,8 +248,14 @@ pub async fn reseal_totp(
     Ok(())
 }
 
-/// Removes the factor: secret, confirmation, a waiting enrolment and the recovery codes.
-pub async fn remove_totp(db: &DatabaseConnection, id: i64) -> Result<(), DataError> {
+/// Removes the factor: secret, confirmation, a waiting enrolment and the recovery codes, and
+/// queues the admin's notice, in one transaction.
+pub async fn remove_totp(
+    db: &DatabaseConnection,
+    id: i64,
+    notice: &Notice<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), DataError> {
     let txn = write_transaction(db).await?;
     admin::Entity::update_many()
         .col_expr(
@@ -255,6 +275,9 @@ pub async fn remove_totp(db: &DatabaseConnection, id: i64) -> Result<(), DataErr
         .exec(&txn)
         .await?;
     replace_recovery_codes(&txn, id, Vec::new()).await?;
+    notice
+        .enqueue(&txn, CredentialChange::SecondFactorRemoved, now)
+        .await?;
     txn.commit().await?;
     Ok(())
 }

@@ -1,6 +1,7 @@
 //! `Identities::*`: users (candidates, employers) and admins, two separate account stores.
 
 pub mod admin;
+pub mod notices;
 pub mod password_reset;
 pub mod session;
 pub mod user;
@@ -56,16 +57,19 @@ impl LoginForm {
 pub struct PasswordChangeForm {
     #[garde(length(min = 1, max = 1024))]
     pub current_password: Option<String>,
-    /// The new password: at least 12 characters.
+    /// The new password: at least 12 characters, and not too easy to guess (zxcvbn score 3 or
+    /// more).
     #[garde(length(chars, min = 12, max = 1024))]
     pub password: Option<String>,
 }
 
 impl PasswordChangeForm {
-    pub fn validate(&self) -> Result<(), Invalid> {
+    /// `user_inputs`: the account's own words (its e-mail), which zxcvbn counts against it.
+    pub fn validate(&self, user_inputs: &[&str]) -> Result<(), Invalid> {
         let mut errors = Errors::of(self);
         errors.require("current_password", self.current_password.is_some());
         errors.require("password", self.password.is_some());
+        errors.strong_password("password", self.password.as_deref(), user_inputs);
         errors.finish()
     }
 }

@@ -24,14 +24,18 @@ use sha2::{Digest, Sha256};
 use self::entity as reset;
 use self::request as reset_request;
 use super::normalize_email;
+use super::notices::{CredentialChange, Notice};
 use super::user::entity as user;
 use crate::db::{DataError, write_transaction};
 
 use crate::forms::{Errors, Invalid};
 use crate::mail::{self, NewMail};
+use crate::mfa::SecretBox;
 
 /// How long a token is valid after its request.
 pub const TOKEN_LIFETIME_SECONDS: i64 = 30 * 60;
+/// How many of an account's tokens are valid at once: the newest.
+pub const KEPT_TOKENS: u64 = 3;
 
 /// `POST /identities/password_resets`.
 #[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
@@ -54,7 +58,8 @@ pub struct PasswordResetForm {
     /// The token of the reset message.
     #[garde(length(min = 1, max = 256))]
     pub token: Option<String>,
-    /// The new password: at least 12 characters.
+    /// The new password: at least 12 characters, and not too easy to guess (zxcvbn score 3 or
+    /// more).
     #[garde(length(chars, min = 12, max = 1024))]
     pub password: Option<String>,
 }
@@ -64,6 +69,7 @@ impl PasswordResetForm {
         let mut errors = Errors::of(self);
         errors.require("token", self.token.is_some());
         errors.require("password", self.password.is_some());
+        errors.strong_password("password", self.password.as_deref(), &[]);
         errors.finish()
     }
 }
@@ -105,10 +111,11 @@ pub async fn record_request(
     Ok(())
 }
 
-/// What the reset message says and where its link goes.
+/// What the reset message says, where its link goes and what seals it in the outbox.
 pub struct ResetMessage<'a> {
     /// The frontend's page; `{token}` is replaced by the token.
     pub url_template: &'a str,
+    pub secrets: &'a SecretBox,
 }
 
 impl ResetMessage<'_> {
@@ -158,9 +165,22 @@ pub async fn resolve_requests(
             .one(&txn)
             .await?;
         if let Some(account) = account {
-            // A newer request voids the earlier tokens.
+            // At most the three newest tokens stay valid: asking again cannot void the owner's
+            // link (CONTRACT §10). The two newest of the earlier ones stay; expired ones go.
+            let keep: Vec<i64> = reset::Entity::find()
+                .select_only()
+                .column(reset::Column::Id)
+                .filter(reset::Column::UserId.eq(account.id))
+                .filter(reset::Column::UsedAt.is_null())
+                .filter(reset::Column::ExpiresAt.gt(now))
+                .order_by_desc(reset::Column::Id)
+                .limit(KEPT_TOKENS - 1)
+                .into_tuple()
+                .all(&txn)
+                .await?;
             reset::Entity::delete_many()
                 .filter(reset::Column::UserId.eq(account.id))
+                .filter(reset::Column::Id.is_not_in(keep))
                 .exec(&txn)
                 .await?;
             let token = new_token();
@@ -176,7 +196,7 @@ pub async fn resolve_requests(
             .insert(&txn)
             .await?;
             let mail = message.mail(&account.email, &token, expires_at);
-            mail::enqueue(&txn, mail, now).await?;
+            mail::enqueue(&txn, message.secrets, mail, now).await?;
             tracing::info!(user_id = account.id, "password reset issued");
         }
         txn.commit().await?;
@@ -185,29 +205,36 @@ pub async fn resolve_requests(
     Ok(resolved)
 }
 
-/// The user a valid token (unused, unexpired, not voided) resets.
+/// The user a valid token (unused, unexpired, not voided) resets: id and e-mail.
 pub async fn user_of_token(
     db: &DatabaseConnection,
     token: &str,
     now: DateTime<Utc>,
-) -> Result<Option<i64>, DataError> {
-    Ok(reset::Entity::find()
+) -> Result<Option<(i64, String)>, DataError> {
+    let Some(reset) = reset::Entity::find()
         .filter(reset::Column::TokenHash.eq(token_hash(token)))
         .filter(reset::Column::UsedAt.is_null())
         .filter(reset::Column::ExpiresAt.gt(now))
         .one(db)
         .await?
-        .map(|r| r.user_id))
+    else {
+        return Ok(None);
+    };
+    Ok(user::Entity::find_by_id(reset.user_id)
+        .one(db)
+        .await?
+        .map(|user| (user.id, user.email)))
 }
 
-/// Uses the token of `user_id` and sets the user's password digest, in one transaction; false
-/// when the token is no longer valid (a concurrent redemption won). The user's other tokens go
-/// too.
+/// Uses the token of `user_id`, sets the user's password digest and queues the user's notice,
+/// in one transaction; false when the token is no longer valid (a concurrent redemption won).
+/// The user's other tokens go too.
 pub async fn redeem(
     db: &DatabaseConnection,
     token: &str,
     user_id: i64,
     password_digest: String,
+    notice: &Notice<'_>,
     now: DateTime<Utc>,
 ) -> Result<bool, DataError> {
     let txn = write_transaction(db).await?;
@@ -236,6 +263,36 @@ pub async fn redeem(
         .filter(reset::Column::UsedAt.is_null())
         .exec(&txn)
         .await?;
+    notice
+        .enqueue(&txn, CredentialChange::PasswordReset, now)
+        .await?;
     txn.commit().await?;
     Ok(true)
+}
+
+/// Sets a user's password digest, voids every reset token of the user and queues the user's
+/// notice, in one transaction (a password change, CONTRACT §10).
+pub async fn set_password(
+    db: &DatabaseConnection,
+    user_id: i64,
+    password_digest: String,
+    notice: &Notice<'_>,
+    now: DateTime<Utc>,
+) -> Result<(), DataError> {
+    let txn = write_transaction(db).await?;
+    user::Entity::update_many()
+        .col_expr(user::Column::PasswordDigest, Expr::value(password_digest))
+        .col_expr(user::Column::UpdatedAt, Expr::value(now))
+        .filter(user::Column::Id.eq(user_id))
+        .exec(&txn)
+        .await?;
+    reset::Entity::delete_many()
+        .filter(reset::Column::UserId.eq(user_id))
+        .exec(&txn)
+        .await?;
+    notice
+        .enqueue(&txn, CredentialChange::PasswordChanged, now)
+        .await?;
+    txn.commit().await?;
+    Ok(())
 }

@@ -83,6 +83,7 @@ impl UserBrief<'_> {
 pub struct SignUpForm {
     #[garde(email, length(max = 254))]
     pub email: Option<String>,
+    /// At least 12 characters, and not too easy to guess (zxcvbn score 3 or more).
     #[garde(length(chars, min = 12, max = 1024))]
     pub password: Option<String>,
     #[garde(length(chars, min = 1, max = 100))]
@@ -102,6 +103,9 @@ impl SignUpForm {
         let mut errors = Errors::of(self);
         errors.require("email", self.email.is_some());
         errors.require("password", self.password.is_some());
+        let inputs = [&self.email, &self.first_name, &self.last_name];
+        let inputs: Vec<&str> = inputs.iter().filter_map(|i| i.as_deref()).collect();
+        errors.strong_password("password", self.password.as_deref(), &inputs);
         errors.require("first_name", self.first_name.is_some());
         errors.require("last_name", self.last_name.is_some());
         errors.require("phone_code", self.phone_code.is_some());
@@ -161,23 +165,6 @@ pub async fn find_session_user(db: &Db, id: i64) -> Result<Option<UserView>, Dat
 pub async fn user_exists(db: &Db, id: i64) -> Result<bool, DataError> {
     const SQL: &str = "SELECT id FROM identities_users WHERE id = $1";
     Ok(db.fetch_optional::<i64>(SQL, &[id]).await?.is_some())
-}
-
-/// Replaces a user's password digest (password change).
-pub async fn set_user_password_digest(
-    db: &DatabaseConnection,
-    id: i64,
-    password_digest: String,
-) -> Result<(), DataError> {
-    user::ActiveModel {
-        id: Unchanged(id),
-        password_digest: Set(password_digest),
-        updated_at: Set(Utc::now()),
-        ..Default::default()
-    }
-    .update(db)
-    .await?;
-    Ok(())
 }
 
 pub struct NewUser {
