@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use crate::backend_tests;
 use crate::fixtures::expect_fields;
 use crate::helpers::*;
+use crate::session_management::get;
 
 const EMAIL: &str = "grace@example.com";
 const TOTP_PATH: &str = "/team/identities/admins/totp";
@@ -65,14 +66,6 @@ async fn session_without_factor(app: &TestApp, admin_id: i64) -> Creds {
         access: issued.access_token,
         csrf: issued.csrf,
     }
-}
-
-async fn get(app: &TestApp, creds: &Creds, path: &str) -> Response {
-    creds
-        .with_cookies(app.request(Method::GET, path))
-        .send()
-        .await
-        .unwrap()
 }
 
 async fn login(app: &TestApp, extra: Value) -> Response {

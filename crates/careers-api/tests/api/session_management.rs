@@ -34,7 +34,7 @@ async fn login_with(
     Creds::from_response(ctx, &response)
 }
 
-async fn get(app: &TestApp, creds: &Creds, path: &str) -> Response {
+pub(crate) async fn get(app: &TestApp, creds: &Creds, path: &str) -> Response {
     creds
         .with_cookies(app.request(Method::GET, path))
         .send()

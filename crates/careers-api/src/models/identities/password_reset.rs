@@ -15,8 +15,8 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, QueryFilter, QueryOrder,
-    QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
+    QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -252,20 +252,15 @@ pub async fn redeem(
         txn.rollback().await?;
         return Ok(false);
     }
-    user::Entity::update_many()
-        .col_expr(user::Column::PasswordDigest, Expr::value(password_digest))
-        .col_expr(user::Column::UpdatedAt, Expr::value(now))
-        .filter(user::Column::Id.eq(user_id))
-        .exec(&txn)
-        .await?;
-    reset::Entity::delete_many()
-        .filter(reset::Column::UserId.eq(user_id))
-        .filter(reset::Column::UsedAt.is_null())
-        .exec(&txn)
-        .await?;
-    notice
-        .enqueue(&txn, CredentialChange::PasswordReset, now)
-        .await?;
+    replace_password(
+        &txn,
+        user_id,
+        password_digest,
+        notice,
+        CredentialChange::PasswordReset,
+        now,
+    )
+    .await?;
     txn.commit().await?;
     Ok(true)
 }
@@ -280,19 +275,39 @@ pub async fn set_password(
     now: DateTime<Utc>,
 ) -> Result<(), DataError> {
     let txn = write_transaction(db).await?;
+    replace_password(
+        &txn,
+        user_id,
+        password_digest,
+        notice,
+        CredentialChange::PasswordChanged,
+        now,
+    )
+    .await?;
+    txn.commit().await?;
+    Ok(())
+}
+
+/// The user's new digest, every unused reset token void, and the notice of `change`, on `txn`.
+async fn replace_password(
+    txn: &DatabaseTransaction,
+    user_id: i64,
+    password_digest: String,
+    notice: &Notice<'_>,
+    change: CredentialChange,
+    now: DateTime<Utc>,
+) -> Result<(), DataError> {
     user::Entity::update_many()
         .col_expr(user::Column::PasswordDigest, Expr::value(password_digest))
         .col_expr(user::Column::UpdatedAt, Expr::value(now))
         .filter(user::Column::Id.eq(user_id))
-        .exec(&txn)
+        .exec(txn)
         .await?;
     reset::Entity::delete_many()
         .filter(reset::Column::UserId.eq(user_id))
-        .exec(&txn)
+        .filter(reset::Column::UsedAt.is_null())
+        .exec(txn)
         .await?;
-    notice
-        .enqueue(&txn, CredentialChange::PasswordChanged, now)
-        .await?;
-    txn.commit().await?;
+    notice.enqueue(txn, change, now).await?;
     Ok(())
 }
