@@ -147,7 +147,7 @@ impl fmt::Debug for MfaConfig {
     }
 }
 
-/// `SMTP_URL`, `MAIL_FROM`, `PASSWORD_RESET_URL`, `MAIL_OUTBOX_DIR`.
+/// `SMTP_URL`, `MAIL_FROM`, `PASSWORD_RESET_URL`, `EMAIL_VERIFICATION_URL`, `MAIL_OUTBOX_DIR`.
 #[derive(Debug, Clone)]
 pub struct MailConfig {
     /// `smtp://host:port` or `smtps://user:pass@host`; unset: `.eml` files in `outbox_dir`.
@@ -155,6 +155,8 @@ pub struct MailConfig {
     pub from: String,
     /// The frontend's reset page; `{token}` is replaced by the token.
     pub reset_url: String,
+    /// The frontend's page that redeems an e-mail verification link; `{token}` as above.
+    pub verification_url: String,
     pub outbox_dir: String,
 }
 
@@ -560,12 +562,20 @@ fn mail(vars: &Vars, env: &AppEnv) -> Result<MailConfig, ConfigError> {
         reset_url: vars
             .text("PASSWORD_RESET_URL")
             .unwrap_or_else(|| "http://localhost:3000/reset?token={token}".into()),
+        verification_url: vars
+            .text("EMAIL_VERIFICATION_URL")
+            .unwrap_or_else(|| "http://localhost:3000/verify-email?token={token}".into()),
         outbox_dir: vars
             .text("MAIL_OUTBOX_DIR")
             .unwrap_or_else(|| "data/outbox".into()),
     };
     if env.needs_persistent_sessions() {
-        for name in ["SMTP_URL", "MAIL_FROM", "PASSWORD_RESET_URL"] {
+        for name in [
+            "SMTP_URL",
+            "MAIL_FROM",
+            "PASSWORD_RESET_URL",
+            "EMAIL_VERIFICATION_URL",
+        ] {
             if vars.text(name).is_none() {
                 return fail(format!("APP_ENV={} requires {name}", env.name()));
             }
@@ -573,6 +583,9 @@ fn mail(vars: &Vars, env: &AppEnv) -> Result<MailConfig, ConfigError> {
     }
     if !mail.reset_url.contains("{token}") {
         return fail("PASSWORD_RESET_URL must contain {token}");
+    }
+    if !mail.verification_url.contains("{token}") {
+        return fail("EMAIL_VERIFICATION_URL must contain {token}");
     }
     if mail.from.parse::<lettre::message::Mailbox>().is_err() {
         return fail(format!(
@@ -780,6 +793,10 @@ mod tests {
                 ("SMTP_URL", "smtp://127.0.0.1:25"),
                 ("MAIL_FROM", "no-reply@example.com"),
                 ("PASSWORD_RESET_URL", "https://a.example.com/r?t={token}"),
+                (
+                    "EMAIL_VERIFICATION_URL",
+                    "https://a.example.com/v?t={token}",
+                ),
             ];
             let err = config(&pairs).unwrap_err();
             assert!(err.0.contains("MFA_ENCRYPTION_KEY"), "{env}: {err}");
@@ -887,13 +904,22 @@ mod tests {
                 "PASSWORD_RESET_URL",
                 "https://app.example.com/reset?token={token}",
             ),
+            (
+                "EMAIL_VERIFICATION_URL",
+                "https://app.example.com/verify?token={token}",
+            ),
             ("MFA_ENCRYPTION_KEY", MFA_KEY),
         ];
         for env in ["production", "staging"] {
             let mut pairs = vec![("APP_ENV", env)];
             pairs.extend_from_slice(&complete);
             assert!(config(&pairs).is_ok(), "{env}");
-            for missing in ["SMTP_URL", "MAIL_FROM", "PASSWORD_RESET_URL"] {
+            for missing in [
+                "SMTP_URL",
+                "MAIL_FROM",
+                "PASSWORD_RESET_URL",
+                "EMAIL_VERIFICATION_URL",
+            ] {
                 let pairs: Vec<(&str, &str)> = pairs
                     .iter()
                     .copied()
@@ -918,8 +944,13 @@ mod tests {
             c.mail.reset_url,
             "http://localhost:3000/reset?token={token}"
         );
+        assert_eq!(
+            c.mail.verification_url,
+            "http://localhost:3000/verify-email?token={token}"
+        );
         for (name, bad) in [
             ("PASSWORD_RESET_URL", "https://app.example.com/reset"),
+            ("EMAIL_VERIFICATION_URL", "https://app.example.com/verify"),
             ("MAIL_FROM", "not an address"),
             ("SMTP_URL", "http://smtp.example.com"),
         ] {
@@ -959,6 +990,10 @@ mod tests {
                 ("SMTP_URL", "smtp://127.0.0.1:25"),
                 ("MAIL_FROM", "no-reply@example.com"),
                 ("PASSWORD_RESET_URL", "https://a.example.com/r?t={token}"),
+                (
+                    "EMAIL_VERIFICATION_URL",
+                    "https://a.example.com/v?t={token}",
+                ),
             ];
             let err = config(&base).unwrap_err();
             assert!(err.0.contains("COOKIE_DOMAIN"), "{env}: {err}");
@@ -1099,6 +1134,10 @@ mod tests {
                 ("SMTP_URL", "smtp://127.0.0.1:25"),
                 ("MAIL_FROM", "no-reply@example.com"),
                 ("PASSWORD_RESET_URL", "https://a.example.com/r?t={token}"),
+                (
+                    "EMAIL_VERIFICATION_URL",
+                    "https://a.example.com/v?t={token}",
+                ),
                 ("ACCESS_TOKEN_LIFETIME", "2s"),
             ])
             .unwrap_err();

@@ -97,6 +97,7 @@ pub struct Mailer {
     transport: Transport,
     from: Mailbox,
     reset_url: String,
+    verification_url: String,
     wake: Notify,
 }
 
@@ -105,6 +106,7 @@ pub struct MailSettings<'a> {
     pub smtp_url: Option<&'a str>,
     pub from: &'a str,
     pub reset_url: &'a str,
+    pub verification_url: &'a str,
     pub outbox_dir: &'a str,
 }
 
@@ -129,6 +131,7 @@ impl Mailer {
                 .parse()
                 .map_err(|e| format!("MAIL_FROM: {e}"))?,
             reset_url: settings.reset_url.to_owned(),
+            verification_url: settings.verification_url.to_owned(),
             wake: Notify::new(),
         })
     }
@@ -146,6 +149,11 @@ impl Mailer {
     /// The frontend's reset page, `{token}` to be replaced.
     pub fn reset_url(&self) -> &str {
         &self.reset_url
+    }
+
+    /// The frontend's e-mail verification page, `{token}` to be replaced.
+    pub fn verification_url(&self) -> &str {
+        &self.verification_url
     }
 
     async fn send(&self, message: Message) -> Result<(), String> {

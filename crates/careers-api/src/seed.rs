@@ -151,6 +151,8 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
                 mobile: Set("5550100".into()),
                 created_at: Set(now),
                 updated_at: Set(now),
+                // The demo's users are verified (CONTRACT §7, §14).
+                email_verified_at: Set(Some(now)),
                 ..Default::default()
             },
             &mut created,

@@ -86,6 +86,7 @@ impl AppState {
             smtp_url: config.mail.smtp_url.as_ref().map(|url| url.0.as_str()),
             from: &config.mail.from,
             reset_url: &config.mail.reset_url,
+            verification_url: &config.mail.verification_url,
             outbox_dir: &config.mail.outbox_dir,
         })
         .map_err(StartupError::Mail)?;

@@ -268,7 +268,29 @@ pub async fn count_signup(state: &AppState, client: &ClientAddr) -> Result<(), A
     Ok(())
 }
 
-/// The window of the password-reset counters.
+/// Verification messages one user may ask for in an hour (CONTRACT §14).
+pub const VERIFICATION_REQUESTS_PER_HOUR: u64 = 5;
+
+/// `POST /identities/email_verifications` per user: at most
+/// [`VERIFICATION_REQUESTS_PER_HOUR`] an hour.
+pub async fn count_verification_request(state: &AppState, user_id: i64) -> Result<(), ApiError> {
+    let counter = state
+        .sessions
+        .store()
+        .hit(
+            &format!("verify:{user_id}"),
+            RESET_WINDOW_SECONDS,
+            state.sessions.now(),
+        )
+        .await?;
+    if counter.count > VERIFICATION_REQUESTS_PER_HOUR {
+        tracing::warn!(user_id, "e-mail verification request throttled");
+        return Err(rate_limited(counter.retry_after));
+    }
+    Ok(())
+}
+
+/// The window of the password-reset counters (and of the verification requests'): an hour.
 pub const RESET_WINDOW_SECONDS: i64 = 60 * 60;
 
 /// Password-reset requests from one client address for one e-mail address in an hour

@@ -16,6 +16,9 @@ use crate::extract::{Json as Form, Path};
 use crate::forms::IdRef;
 use crate::models::careers::user_profile::{self, TalentProfileCreateForm};
 use crate::models::identities;
+use crate::models::identities::email_verification::{
+    self, EmailVerificationForm, VerificationMessage,
+};
 use crate::models::identities::notices::Notice;
 use crate::models::identities::password_reset::{
     self, PasswordResetForm, PasswordResetRequestForm,
@@ -25,13 +28,15 @@ use crate::password::Purpose;
 use crate::state::AppState;
 use crate::throttle::{self, ClientAddr};
 use crate::views::Json;
-use crate::views::{CareersUserProfileOne, IdentitiesUserOne};
+use crate::views::{CareersUserProfileOne, EmailVerificationOne, IdentitiesUserOne};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(sign_up))
         .routes(routes!(request_password_reset))
         .routes(routes!(reset_password))
+        .routes(routes!(request_email_verification))
+        .routes(routes!(show_email_verification, verify_email))
         .routes(routes!(show_user, update_user))
         .routes(routes!(create_talent_profile))
 }
@@ -124,6 +129,90 @@ async fn reset_password(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// The state of the caller's e-mail: the address and when it was verified.
+#[utoipa::path(
+    get,
+    path = "/identities/email_verifications/current",
+    tag = "identities",
+    summary = "Whether your e-mail address is verified",
+    responses(
+        (status = 200, description = "The address and when it was verified", body = EmailVerificationOne),
+        AreaErrors, Unavailable
+    ),
+    security(("user_session" = []))
+)]
+async fn show_email_verification(
+    ctx: UserCtx,
+    State(state): State<AppState>,
+) -> Result<Json<EmailVerificationOne>, ApiError> {
+    let account = user::find_user(&state.db, ctx.user.id)
+        .await?
+        .ok_or(ApiError::SessionEnded)?;
+    Ok(Json(EmailVerificationOne {
+        email_verifications: (&account).into(),
+    }))
+}
+
+/// Asks for a new verification message (at most 5 an hour); 409 once verified.
+#[utoipa::path(
+    post,
+    path = "/identities/email_verifications",
+    tag = "identities",
+    summary = "Send the e-mail verification message again",
+    responses(
+        (status = 202, description = "A new message is queued", body = ResetRequested),
+        UnsafeAreaErrors, Conflict, RateLimited, Unavailable
+    ),
+    security(("user_session" = [], "csrf_token" = []))
+)]
+async fn request_email_verification(
+    ctx: UserCtx,
+    State(state): State<AppState>,
+) -> Result<(StatusCode, Json<ResetRequested>), ApiError> {
+    let account = user::find_user(&state.db, ctx.user.id)
+        .await?
+        .ok_or(ApiError::SessionEnded)?;
+    if account.email_verified_at.is_some() {
+        return Err(ApiError::Conflict("the e-mail is already verified".into()));
+    }
+    throttle::count_verification_request(&state, account.id).await?;
+    let message = VerificationMessage {
+        url_template: state.mail.verification_url(),
+        secrets: &state.secrets,
+    };
+    email_verification::request(&state.db, &message, &account, state.now()).await?;
+    state.mail.wake();
+    tracing::info!(user_id = account.id, "e-mail verification requested");
+    Ok((StatusCode::ACCEPTED, Json(ResetRequested {})))
+}
+
+/// Verifies the e-mail of a verification message's token (public: the link may be opened in
+/// another browser than the one signed in).
+#[utoipa::path(
+    patch,
+    path = "/identities/email_verifications/current",
+    tag = "identities",
+    summary = "Verify an e-mail address with the token of its message (public)",
+    request_body = EmailVerificationForm,
+    responses(
+        (status = 204, description = "The token's user is verified"),
+        FormErrors, Unavailable
+    )
+)]
+async fn verify_email(
+    State(state): State<AppState>,
+    Form(form): Form<EmailVerificationForm>,
+) -> Result<StatusCode, ApiError> {
+    form.validate()?;
+    let token = form.token.ok_or(ApiError::Internal)?;
+    let Some(user_id) = email_verification::verify(&state.db, &token, state.now()).await? else {
+        tracing::warn!("e-mail verification refused: unknown, used or expired token");
+        return Err(email_verification::invalid_token().into());
+    };
+    tracing::info!(user_id, "e-mail verified");
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// Public sign-up. It does not log in: the client then creates a session.
 #[utoipa::path(
     post,
@@ -160,6 +249,10 @@ async fn sign_up(
         .await?
         .hash(password)
         .await?;
+    let message = VerificationMessage {
+        url_template: state.mail.verification_url(),
+        secrets: &state.secrets,
+    };
     let user = user::create_user(
         &state.db,
         user::NewUser {
@@ -171,8 +264,11 @@ async fn sign_up(
             mobile: form.mobile.unwrap_or_default(),
             country_id,
         },
+        user::EmailProof::Send(&message),
+        state.now(),
     )
     .await?;
+    state.mail.wake();
     tracing::info!(user_id = user.id, "user signed up");
     Ok((
         StatusCode::CREATED,

@@ -8,6 +8,7 @@ use crate::models::careers::job_application::{
     CandidateApplicationItem, EmployerApplicationDetail, EmployerApplicationItem,
 };
 use crate::models::careers::user_profile::TalentProfileView;
+use crate::models::identities::email_verification::EmailVerificationView;
 use crate::models::identities::session::SessionView;
 use crate::models::identities::user::UserView;
 use crate::models::org::company::CompanyView;
@@ -55,6 +56,11 @@ envelope!(IdentitiesUserOne {
 });
 
 envelope!(IdentitiesUserList { identities_users: Vec<UserView>, meta });
+
+envelope!(
+    /// `GET /identities/email_verifications/current`.
+    EmailVerificationOne { email_verifications: EmailVerificationView }
+);
 
 envelope!(
     /// `GET .../sessions`: the live sessions, most recently used first.

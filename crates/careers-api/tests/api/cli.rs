@@ -104,6 +104,10 @@ backend_tests! {
         assert_error(response, StatusCode::UNAUTHORIZED, "invalid_credentials").await;
         let response = app.login_raw(&USER, "piped@example.com", user_password).await;
         assert_eq!(response.status(), StatusCode::CREATED);
+        // An operator's user has a verified e-mail (CONTRACT §14).
+        let verified = "SELECT COUNT(*) FROM identities_users WHERE email = 'piped@example.com' \
+                        AND email_verified_at IS NOT NULL";
+        assert_eq!(crate::data_layer::scalar(&app, verified).await, "1");
         // The last line needs no line ending.
         let last = careers_api_stdin(&env, &["admins", "create", "--email", "eof@example.com",
                                              "--password-stdin"], "no-newline-password");
@@ -397,6 +401,10 @@ fn seed_refuses_outside_development_and_test() {
         (
             "PASSWORD_RESET_URL",
             "https://app.example.com/reset?token={token}",
+        ),
+        (
+            "EMAIL_VERIFICATION_URL",
+            "https://app.example.com/verify?token={token}",
         ),
         (
             "MFA_ENCRYPTION_KEY",

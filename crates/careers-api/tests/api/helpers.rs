@@ -136,6 +136,10 @@ impl TestApp {
                     "https://app.example.com/reset?token={token}",
                 ),
                 (
+                    "EMAIL_VERIFICATION_URL",
+                    "https://app.example.com/verify?token={token}",
+                ),
+                (
                     "MFA_ENCRYPTION_KEY",
                     "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
                 ),
@@ -221,6 +225,8 @@ impl TestApp {
                 mobile: "7700900123".into(),
                 country_id: 2,
             },
+            user::EmailProof::Verified,
+            self.state.now(),
         )
         .await
         .unwrap()

@@ -12,6 +12,7 @@ mod concurrency;
 mod cookies;
 mod credentials;
 mod data_layer;
+mod email_verification;
 mod fast_paths;
 mod faults;
 mod forms;

@@ -172,6 +172,7 @@ const PUBLIC_WRITES: &[(&str, &str)] = &[
     ("post", "/identities/users"),
     ("post", "/identities/password_resets"),
     ("patch", "/identities/password_resets/current"),
+    ("patch", "/identities/email_verifications/current"),
 ];
 
 /// The public operations of the contract, and only they, say `security: []` (no requirement);

@@ -6,6 +6,7 @@ mod m20261123_000003_application_company;
 mod m20261126_000004_password_resets;
 mod m20261126_000005_admin_totp;
 mod m20261128_000006_totp_enrolment;
+mod m20261128_000007_email_verification;
 
 use sea_orm_migration::prelude::*;
 
@@ -21,6 +22,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000004_password_resets::Migration),
             Box::new(m20261126_000005_admin_totp::Migration),
             Box::new(m20261128_000006_totp_enrolment::Migration),
+            Box::new(m20261128_000007_email_verification::Migration),
         ]
     }
 }

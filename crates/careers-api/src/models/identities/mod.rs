@@ -1,7 +1,9 @@
 //! `Identities::*`: users (candidates, employers) and admins, two separate account stores.
 
 pub mod admin;
+pub mod email_verification;
 pub mod notices;
+pub mod one_time_token;
 pub mod password_reset;
 pub mod session;
 pub mod user;

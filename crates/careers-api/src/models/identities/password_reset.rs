@@ -10,21 +10,19 @@
 pub mod entity;
 pub mod request;
 
-use base64::Engine as _;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Duration, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityTrait,
-    QueryFilter, QueryOrder, QuerySelect, Set,
+    ActiveModelTrait, ColumnTrait, DatabaseConnection, DatabaseTransaction, EntityName,
+    EntityTrait, QueryFilter, QueryOrder, QuerySelect, Set,
 };
 use serde::Deserialize;
-use sha2::{Digest, Sha256};
 
 use self::entity as reset;
 use self::request as reset_request;
 use super::normalize_email;
 use super::notices::{CredentialChange, Notice};
+use super::one_time_token::{keep_newest, new_token, token_hash};
 use super::user::entity as user;
 use crate::db::{DataError, write_transaction};
 
@@ -34,8 +32,6 @@ use crate::mfa::SecretBox;
 
 /// How long a token is valid after its request.
 pub const TOKEN_LIFETIME_SECONDS: i64 = 30 * 60;
-/// How many of an account's tokens are valid at once: the newest.
-pub const KEPT_TOKENS: u64 = 3;
 
 /// `POST /identities/password_resets`.
 #[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
@@ -77,22 +73,6 @@ impl PasswordResetForm {
 /// The error of an unknown, used, voided or expired token.
 pub fn invalid_token() -> Invalid {
     Invalid::field("token", "is invalid or has expired")
-}
-
-/// How a token is stored: lower-case hex SHA-256 (a token carries 256 random bits, so no salt
-/// or slow hash is needed to keep it unguessable from the hash).
-pub fn token_hash(token: &str) -> String {
-    Sha256::digest(token.as_bytes())
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
-}
-
-/// A new token: 256 bits from the OS, base64url (43 characters).
-fn new_token() -> String {
-    let mut bytes = [0u8; 32];
-    getrandom::fill(&mut bytes).expect("operating system random number generator failed");
-    URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// Stores a request for the mail worker. The same statement for every address.
@@ -167,22 +147,7 @@ pub async fn resolve_requests(
         if let Some(account) = account {
             // At most the three newest tokens stay valid: asking again cannot void the owner's
             // link (CONTRACT §10). The two newest of the earlier ones stay; expired ones go.
-            let keep: Vec<i64> = reset::Entity::find()
-                .select_only()
-                .column(reset::Column::Id)
-                .filter(reset::Column::UserId.eq(account.id))
-                .filter(reset::Column::UsedAt.is_null())
-                .filter(reset::Column::ExpiresAt.gt(now))
-                .order_by_desc(reset::Column::Id)
-                .limit(KEPT_TOKENS - 1)
-                .into_tuple()
-                .all(&txn)
-                .await?;
-            reset::Entity::delete_many()
-                .filter(reset::Column::UserId.eq(account.id))
-                .filter(reset::Column::Id.is_not_in(keep))
-                .exec(&txn)
-                .await?;
+            keep_newest(&txn, reset::Entity.table_name(), account.id, now).await?;
             let token = new_token();
             let expires_at = request.requested_at + Duration::seconds(TOKEN_LIFETIME_SECONDS);
             reset::ActiveModel {

@@ -5,7 +5,7 @@ pub mod entity;
 use std::borrow::Cow;
 use std::sync::LazyLock;
 
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
     ActiveModelTrait, Condition, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
@@ -14,8 +14,9 @@ use sea_orm::{
 use serde::{Deserialize, Serialize};
 
 use self::entity as user;
+use super::email_verification::VerificationMessage;
 use super::{email_taken_or, normalize_email};
-use crate::db::{DataError, Db, hot_row, page_of};
+use crate::db::{DataError, Db, hot_row, page_of, write_transaction};
 use crate::forms::{Errors, IdRef, Invalid};
 use crate::models::country::entity as country;
 
@@ -160,6 +161,11 @@ pub async fn find_session_user(db: &Db, id: i64) -> Result<Option<UserView>, Dat
     Ok(db.fetch_optional(SQL.as_str(), &[id]).await?)
 }
 
+/// The whole row of a user, if it exists.
+pub async fn find_user(db: &DatabaseConnection, id: i64) -> Result<Option<user::Model>, DataError> {
+    Ok(user::Entity::find_by_id(id).one(db).await?)
+}
+
 /// Whether the user still exists (a refresh of a user session): one constant statement that
 /// decodes one integer (the id: a literal `1` would be a 4-byte integer on PostgreSQL).
 pub async fn user_exists(db: &Db, id: i64) -> Result<bool, DataError> {
@@ -177,7 +183,22 @@ pub struct NewUser {
     pub country_id: i64,
 }
 
-pub async fn create_user(db: &DatabaseConnection, new: NewUser) -> Result<user::Model, DataError> {
+/// How a new user's e-mail is proven theirs (CONTRACT §14).
+pub enum EmailProof<'a> {
+    /// Verified at creation (`users create`, the demo data).
+    Verified,
+    /// A verification message is queued with the user, in the same transaction (sign-up).
+    Send(&'a VerificationMessage<'a>),
+}
+
+/// Creates a user and, as `proof` says, marks the e-mail verified or queues its verification
+/// message, in one transaction.
+pub async fn create_user(
+    db: &DatabaseConnection,
+    new: NewUser,
+    proof: EmailProof<'_>,
+    now: DateTime<Utc>,
+) -> Result<user::Model, DataError> {
     if country::Entity::find_by_id(new.country_id)
         .one(db)
         .await?
@@ -185,7 +206,6 @@ pub async fn create_user(db: &DatabaseConnection, new: NewUser) -> Result<user::
     {
         return Err(DataError::invalid("country.id", "does not exist"));
     }
-    let now = Utc::now();
     let model = user::ActiveModel {
         email: Set(normalize_email(&new.email)),
         password_digest: Set(new.password_digest),
@@ -196,9 +216,16 @@ pub async fn create_user(db: &DatabaseConnection, new: NewUser) -> Result<user::
         country_id: Set(new.country_id),
         created_at: Set(now),
         updated_at: Set(now),
+        email_verified_at: Set(matches!(proof, EmailProof::Verified).then_some(now)),
         ..Default::default()
     };
-    model.insert(db).await.map_err(email_taken_or)
+    let txn = write_transaction(db).await?;
+    let created = model.insert(&txn).await.map_err(email_taken_or)?;
+    if let EmailProof::Send(message) = proof {
+        message.issue(&txn, created.id, &created.email, now).await?;
+    }
+    txn.commit().await?;
+    Ok(created)
 }
 
 /// Applies a partial update to a user's own record.

@@ -17,6 +17,8 @@ pub struct Model {
     pub mobile: String,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
+    /// When the user proved the e-mail theirs (CONTRACT §14); `None` until then.
+    pub email_verified_at: Option<DateTimeUtc>,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
