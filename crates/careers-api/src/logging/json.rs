@@ -116,11 +116,7 @@ fn timestamp(out: &mut impl fmt::Write, now: DateTime<Utc>) -> fmt::Result {
     let now = now
         .with_nanosecond(now.timestamp_subsec_micros() * 1_000)
         .unwrap_or(now);
-    let mut buf = [0u8; 30];
-    match crate::timestamp::write(&now, &mut buf) {
-        Some(len) => out.write_str(std::str::from_utf8(&buf[..len]).map_err(|_| fmt::Error)?),
-        None => out.write_str(&now.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true)),
-    }
+    out.write_str(&now.to_rfc3339_opts(chrono::SecondsFormat::AutoSi, true))
 }
 
 /// Writes each field as `,"name":value`.

@@ -9,8 +9,6 @@ use sea_orm::sqlx::sqlite::SqliteRow;
 use sea_orm::sqlx::{self, Decode, Postgres, Row, Sqlite, Type};
 use sea_orm::{DbErr, QueryResult, RuntimeErr};
 
-use super::postgres::{INT8, postgres_i64, postgres_text, postgres_timestamptz};
-
 /// Why a column could not be decoded into its Rust type.
 pub type DecodeError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -28,10 +26,9 @@ pub trait HotValue<'r>: Sized {
     fn postgres(row: &'r PgRow, index: usize) -> Result<Self, DecodeError>;
 }
 
-/// Owned values: rusqlite's `FromSql`, sqlx's `Decode` on SQLite in memory, and on PostgreSQL
-/// the value's bytes where `postgres.rs` reads them, else sqlx's `Decode`.
+/// Owned values: rusqlite's `FromSql`, and sqlx's `Decode` on SQLite in memory and PostgreSQL.
 macro_rules! owned {
-    ($($ty:ty => $fast:expr),*) => {$(
+    ($($ty:ty),*) => {$(
         impl<'r> HotValue<'r> for $ty {
             fn inline(value: ValueRef<'r>) -> Result<Self, DecodeError> {
                 Ok(<$ty as FromSql>::column_result(value)?)
@@ -42,20 +39,13 @@ macro_rules! owned {
             }
 
             fn postgres(row: &'r PgRow, index: usize) -> Result<Self, DecodeError> {
-                match $fast(row, index) {
-                    Some(value) => Ok(value),
-                    None => Ok(row.try_get(index)?),
-                }
+                Ok(row.try_get(index)?)
             }
         }
     )*};
 }
 
-owned!(
-    i64 => |row, index| postgres_i64(row, index, INT8),
-    Option<i64> => |row, index| postgres_i64(row, index, INT8).map(Some),
-    String => |row, index| postgres_text(row, index).map(str::to_owned)
-);
+owned!(i64, Option<i64>, String);
 
 /// A timestamp: sqlx writes a `DateTime<Utc>` to SQLite as RFC 3339 text, which chrono's RFC 3339
 /// parser reads (as sqlx's own decoder does) without the format-string machinery of rusqlite's
@@ -78,10 +68,7 @@ impl<'r> HotValue<'r> for DateTime<Utc> {
     }
 
     fn postgres(row: &'r PgRow, index: usize) -> Result<Self, DecodeError> {
-        match postgres_timestamptz(row, index) {
-            Some(time) => Ok(time),
-            None => Ok(row.try_get(index)?),
-        }
+        Ok(row.try_get(index)?)
     }
 }
 
@@ -96,10 +83,7 @@ impl<'r> HotValue<'r> for &'r str {
     }
 
     fn postgres(row: &'r PgRow, index: usize) -> Result<Self, DecodeError> {
-        match postgres_text(row, index) {
-            Some(text) => Ok(text),
-            None => decode_str::<Postgres, _>(row, index),
-        }
+        decode_str::<Postgres, _>(row, index)
     }
 }
 
@@ -255,118 +239,4 @@ macro_rules! hot_row {
     (@columns $first:literal $(, $rest:literal)*) => {
         concat!($first $(, ", ", $rest)*)
     };
-}
-
-#[cfg(test)]
-mod tests {
-    use chrono::{DateTime, Utc};
-    use sea_orm::sqlx::postgres::PgRow;
-    use sea_orm::sqlx::{self, Executor, PgPool, Row};
-
-    use super::super::postgres::postgres_timestamptz;
-    use super::HotValue;
-
-    /// What `T` reads from a row, as text: the value's JSON, or the error's message.
-    fn read<'r, T: HotValue<'r> + serde::Serialize>(row: &'r PgRow) -> String {
-        match T::postgres(row, 0) {
-            Ok(value) => serde_json::to_string(&value).unwrap(),
-            Err(error) => error.to_string(),
-        }
-    }
-
-    /// What sqlx's own `try_get` reads, in the same form.
-    fn sqlx_reads<'r, T>(row: &'r PgRow) -> String
-    where
-        T: sqlx::Decode<'r, sqlx::Postgres> + sqlx::Type<sqlx::Postgres> + serde::Serialize,
-    {
-        match row.try_get::<T, _>(0) {
-            Ok(value) => serde_json::to_string(&value).unwrap(),
-            Err(error) => error.to_string(),
-        }
-    }
-
-    /// The oracle of the PostgreSQL value readers: values of PostgreSQL's types read through
-    /// real rows, in the binary format of prepared statements and the text format of simple
-    /// queries, answer what sqlx's own decoder answers, value or error, on the fast path or not.
-    #[cfg_attr(not(external_backends), ignore = "needs TEST_DATABASE_URL")]
-    #[tokio::test]
-    async fn postgres_values_decode_as_sqlx_does() {
-        let Ok(url) = std::env::var("TEST_DATABASE_URL") else {
-            assert!(
-                std::env::var("REQUIRE_EXTERNAL_BACKENDS").as_deref() != Ok("1"),
-                "REQUIRE_EXTERNAL_BACKENDS=1 but TEST_DATABASE_URL is not set"
-            );
-            eprintln!("skipped: needs TEST_DATABASE_URL");
-            return;
-        };
-        let pool = PgPool::connect(&url).await.unwrap();
-        let values = [
-            "'submitted'::text",
-            "'a cover letter, with \"quotes\" and ~'::text",
-            "''::text",
-            "'Zoë'::text",
-            "'日本語'::varchar",
-            "'padded'::char(10)",
-            "'pg_catalog'::name",
-            "NULL::text",
-            "42::bigint",
-            "(-9223372036854775807 - 1)::bigint",
-            "NULL::bigint",
-            "42::integer",
-            "42::numeric",
-            "'2026-11-25 06:00:00.123456+00'::timestamptz",
-            "'2026-11-25 07:00:00+01'::timestamptz",
-            "'1999-12-31 23:59:59.999999+00'::timestamptz",
-            "'4713-01-01 00:00:00+00 BC'::timestamptz",
-            "NULL::timestamptz",
-            "'2026-11-25 06:00:00'::timestamp",
-            "true",
-        ];
-        let mut rows = Vec::new();
-        for value in values {
-            let sql = format!("SELECT {value}");
-            let prepared = sqlx::query(sqlx::AssertSqlSafe(sql.clone()))
-                .fetch_one(&pool)
-                .await
-                .unwrap();
-            let simple = pool
-                .fetch_one(sqlx::raw_sql(sqlx::AssertSqlSafe(sql)))
-                .await
-                .unwrap();
-            rows.push((value, prepared));
-            rows.push((value, simple));
-        }
-        for (value, row) in &rows {
-            assert_eq!(
-                read::<&str>(row),
-                sqlx_reads::<&str>(row),
-                "&str of {value}"
-            );
-            assert_eq!(
-                read::<String>(row),
-                sqlx_reads::<String>(row),
-                "String of {value}"
-            );
-            assert_eq!(read::<i64>(row), sqlx_reads::<i64>(row), "i64 of {value}");
-            assert_eq!(
-                read::<Option<i64>>(row),
-                sqlx_reads::<Option<i64>>(row),
-                "Option<i64> of {value}"
-            );
-            assert_eq!(
-                read::<DateTime<Utc>>(row),
-                sqlx_reads::<DateTime<Utc>>(row),
-                "timestamp of {value}"
-            );
-        }
-        // Timestamps chrono cannot hold are left to sqlx's decoder.
-        for value in ["'infinity'", "'-infinity'"] {
-            let sql = format!("SELECT {value}::timestamptz");
-            let row = sqlx::query(sqlx::AssertSqlSafe(sql))
-                .fetch_one(&pool)
-                .await
-                .unwrap();
-            assert_eq!(postgres_timestamptz(&row, 0), None, "{value}");
-        }
-    }
 }

@@ -21,7 +21,6 @@
 
 mod decode;
 mod inline;
-mod postgres;
 
 use std::ops::Deref;
 use std::sync::Arc;

@@ -20,6 +20,5 @@ pub struct JobBrief {
 pub struct OwnApplication {
     pub id: i64,
     pub status: String,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
 }

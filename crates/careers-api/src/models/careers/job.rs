@@ -54,9 +54,7 @@ pub struct JobView {
     pub title: String,
     pub description: String,
     pub published: bool,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
     pub company: CompanyBrief,
 }

@@ -32,9 +32,7 @@ pub struct ApplicationAttrs<'a> {
     pub id: i64,
     pub status: Cow<'a, str>,
     pub cover_letter: Cow<'a, str>,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
 }
 

@@ -34,9 +34,7 @@ pub struct ProfileChildren {
 pub struct TalentProfileView {
     pub id: i64,
     pub headline: String,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
     #[serde(flatten)]
     pub children: ProfileChildren,

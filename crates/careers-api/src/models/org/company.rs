@@ -29,9 +29,7 @@ impl From<&company::Model> for CompanyBrief {
 pub struct CompanyView {
     pub id: i64,
     pub name: String,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
 }
 

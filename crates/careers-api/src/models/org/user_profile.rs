@@ -23,9 +23,7 @@ use crate::models::identities::user::{UserBrief, entity as user};
 pub struct OrgUserProfileView {
     pub id: i64,
     pub title: String,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub created_at: DateTime<Utc>,
-    #[serde(serialize_with = "crate::timestamp::serialize")]
     pub updated_at: DateTime<Utc>,
     pub identities_user: UserBrief<'static>,
     pub company: CompanyBrief,
