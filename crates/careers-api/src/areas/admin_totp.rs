@@ -229,7 +229,8 @@ async fn end_other_sessions(state: &AppState, session: &Authenticated) -> Result
         .await?)
 }
 
-/// Checks a code of the admin's confirmed factor (six digits: TOTP, else a recovery code), as
+/// Checks a code of the admin's confirmed factor (callers check that there is one; six digits:
+/// TOTP, else a recovery code), as
 /// a guess: it counts like a failed login of (account, address) and, for TOTP, on the admin's
 /// cap (CONTRACT §8), refunded when right. A right code is used up.
 async fn verify_factor(
@@ -250,7 +251,7 @@ async fn verify_factor(
         &ADMIN,
         (ctx.admin.id, &normalize_email(&ctx.admin.email)),
         client,
-        is_totp && ctx.admin.totp_confirmed_at.is_some(),
+        is_totp,
     )
     .await?;
     let factor = admin::check_factor(

@@ -172,9 +172,6 @@ async fn request_email_verification(
     let account = user::find_user(&state.db, ctx.user.id)
         .await?
         .ok_or(ApiError::SessionEnded)?;
-    if account.email_verified_at.is_some() {
-        return Err(ApiError::Conflict("the e-mail is already verified".into()));
-    }
     throttle::count_verification_request(&state, account.id).await?;
     let message = VerificationMessage {
         url_template: state.mail.verification_url(),

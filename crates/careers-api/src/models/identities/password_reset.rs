@@ -3,9 +3,10 @@
 //!
 //! A request is stored as it arrived (its e-mail only), whether or not an account has that
 //! address, so that both cases do the same work in the same time. The mail worker resolves it:
-//! for an existing user, in one transaction, it voids the user's earlier tokens, stores the new
-//! token's SHA-256 and writes the message that carries the token into the outbox. The token
-//! itself exists only in that message, which the outbox clears once delivered.
+//! for an existing user, in one transaction, it voids all but the two newest valid tokens of the
+//! user (`one_time_token::keep_newest`), stores the new token's SHA-256 and writes the message
+//! that carries the token into the outbox, sealed. The token itself exists only in that message,
+//! which the outbox clears once delivered; a password change or reset voids every token.
 
 pub mod entity;
 pub mod request;
