@@ -56,6 +56,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin-user/org/companies/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read any company */
+        get: operations["get_admin_user_org_companies_id"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Edit or suspend any company */
+        patch: operations["patch_admin_user_org_companies_id"];
+        trace?: never;
+    };
     "/admin-user/org/user-profiles": {
         parameters: {
             query?: never;
@@ -194,6 +212,74 @@ export interface paths {
         head?: never;
         /** Verify an e-mail address with the token of its message (public) */
         patch: operations["patch_identities_email_verifications_current"];
+        trace?: never;
+    };
+    "/identities/org/companies": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Create a company and become its owner */
+        post: operations["post_identities_org_companies"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/org/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the invitations to your e-mail address */
+        get: operations["get_identities_org_invitations"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/identities/org/invitations/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Read or answer an invitation by its token */
+        patch: operations["patch_identities_org_invitations_current"];
+        trace?: never;
+    };
+    "/identities/org/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Accept or decline an invitation */
+        patch: operations["patch_identities_org_invitations_id"];
         trace?: never;
     };
     "/identities/password": {
@@ -371,6 +457,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/marketplace/org/companies/{slug}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read a company by its slug (public) */
+        get: operations["get_marketplace_org_companies_slug"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -457,6 +560,59 @@ export interface paths {
         patch: operations["patch_org_user_careers_jobs_id"];
         trace?: never;
     };
+    "/org/company": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read your company */
+        get: operations["get_org_company"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Edit your company */
+        patch: operations["patch_org_company"];
+        trace?: never;
+    };
+    "/org/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List your company's invitations */
+        get: operations["get_org_invitations"];
+        put?: never;
+        /** Invite a colleague by e-mail */
+        post: operations["post_org_invitations"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/org/invitations/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke an invitation */
+        delete: operations["delete_org_invitations_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/org/user-profiles": {
         parameters: {
             query?: never;
@@ -475,6 +631,24 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/org/user-profiles/current": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read your own org profile */
+        get: operations["get_org_user_profiles_current"];
+        put?: never;
+        post?: never;
+        /** Leave your company */
+        delete: operations["delete_org_user_profiles_current"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/org/user-profiles/{id}": {
         parameters: {
             query?: never;
@@ -486,7 +660,8 @@ export interface paths {
         get: operations["get_org_user_profiles_id"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Remove a member of your company */
+        delete: operations["delete_org_user_profiles_id"];
         options?: never;
         head?: never;
         /** Update an org profile of your company */
@@ -621,6 +796,11 @@ export interface components {
             id: number;
             last_name: string;
         };
+        /** @description `PATCH /identities/org/invitations/:id`: `{status}`. */
+        AnswerForm: {
+            /** @description `accepted` or `declined`. */
+            status?: string | null;
+        };
         /** @description The applicant as an employer's list shows them (specification §4.3). */
         ApplicantBrief: {
             /** Format: int64 */
@@ -695,15 +875,36 @@ export interface components {
             id: number;
             name: string;
         };
-        /** @description `Org::Company` with its own attributes. */
+        /**
+         * @description `Org::Company`: `{name, website, slug}`. On create `name` is required and a missing `slug`
+         *     is derived from it; an update keeps what it does not send (`website: null` clears it).
+         */
+        CompanyForm: {
+            name?: string | null;
+            /** @description `^[a-z0-9]+(-[a-z0-9]+)*$`, at most 100 characters, unique. */
+            slug?: string | null;
+            /** @description An `http://` or `https://` URL of at most 500 characters, or null. */
+            website?: string | null;
+        };
+        /**
+         * @description `Org::Company`. `suspended_at` is in the team area's views, and in a suspended company's
+         *     own view; elsewhere it is left out.
+         */
         CompanyView: {
             /** Format: date-time */
             created_at: string;
             /** Format: int64 */
             id: number;
             name: string;
+            slug: string;
+            /**
+             * Format: date-time
+             * @description Team area (and a suspended company's own view): when it was suspended, or null.
+             */
+            suspended_at?: string | null;
             /** Format: date-time */
             updated_at: string;
+            website?: string | null;
         };
         /** @description `PATCH /identities/email_verifications/current`. */
         EmailVerificationForm: {
@@ -781,6 +982,27 @@ export interface components {
         IdentitiesUserOne: {
             identities_users: components["schemas"]["UserView"];
         };
+        /** @description `POST /org/invitations`: `{email, role}` (`role` defaults to `member`). */
+        InvitationForm: {
+            email?: string | null;
+            role?: components["schemas"]["Role"] | null;
+        };
+        /** @description `Org::Invitation`; `company` only in the invited user's views. The token is never here. */
+        InvitationView: {
+            company?: components["schemas"]["CompanyBrief"] | null;
+            /** Format: date-time */
+            created_at: string;
+            email: string;
+            /** Format: date-time */
+            expires_at: string;
+            /** Format: int64 */
+            id: number;
+            inviter?: components["schemas"]["UserBrief"] | null;
+            role: components["schemas"]["Role"];
+            status: components["schemas"]["Status"];
+            /** Format: date-time */
+            updated_at: string;
+        };
         /** @description `POST /candidate/careers/job_applications`. */
         JobApplicationForm: {
             careers_job?: components["schemas"]["IdRef"] | null;
@@ -846,10 +1068,24 @@ export interface components {
             meta: components["schemas"]["Meta"];
             org_companies: components["schemas"]["CompanyView"][];
         };
-        /** @description `Org::UserProfile`: `{title, identities_user: {id}, company: {id}}`. */
+        OrgCompanyOne: {
+            org_companies: components["schemas"]["CompanyView"];
+        };
+        OrgInvitationList: {
+            meta: components["schemas"]["Meta"];
+            org_invitations: components["schemas"]["InvitationView"][];
+        };
+        OrgInvitationOne: {
+            org_invitations: components["schemas"]["InvitationView"];
+        };
+        /**
+         * @description `Org::UserProfile`: `{title, role, identities_user: {id}, company: {id}}`; `role` defaults to
+         *     `member` on create, and an update keeps every field it does not send.
+         */
         OrgUserProfileForm: {
             company?: components["schemas"]["IdRef"] | null;
             identities_user?: components["schemas"]["IdRef"] | null;
+            role?: components["schemas"]["Role"] | null;
             title?: string | null;
         };
         OrgUserProfileList: {
@@ -867,6 +1103,7 @@ export interface components {
             /** Format: int64 */
             id: number;
             identities_user: components["schemas"]["UserBrief"];
+            role: components["schemas"]["Role"];
             title: string;
             /** Format: date-time */
             updated_at: string;
@@ -908,6 +1145,18 @@ export interface components {
             experiences: components["schemas"]["ExperienceView"][];
             skills: components["schemas"]["SkillView"][];
         };
+        /** @description `GET /marketplace/org/companies/:slug`. */
+        PublicCompanyOne: {
+            org_companies: components["schemas"]["PublicCompanyView"];
+        };
+        /** @description The marketplace's page of a company. */
+        PublicCompanyView: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            slug: string;
+            website?: string | null;
+        };
         /**
          * @description The recovery codes, shown this once: each logs in once instead of a TOTP code. The session
          *     now counts as one that presented the factor, with new credentials: the cookies are replaced
@@ -927,6 +1176,11 @@ export interface components {
         };
         /** @description The answer to a password-reset request: an empty object, whatever the address. */
         ResetRequested: Record<string, never>;
+        /**
+         * @description A member's role in their company (CONTRACT §14), least to most powerful.
+         * @enum {string}
+         */
+        Role: "member" | "admin" | "owner";
         /** @description `GET .../sessions`: the live sessions, most recently used first. */
         SessionList: {
             sessions: components["schemas"]["SessionView"][];
@@ -976,6 +1230,11 @@ export interface components {
             id: number;
             name: string;
         };
+        /**
+         * @description An invitation's state as its responses spell it.
+         * @enum {string}
+         */
+        Status: "pending" | "accepted" | "declined" | "revoked" | "expired";
         /** @description `POST /identities/careers/user_profiles`. */
         TalentProfileCreateForm: {
             headline?: string | null;
@@ -996,6 +1255,21 @@ export interface components {
             id: number;
             /** Format: date-time */
             updated_at: string;
+        };
+        /** @description The team's form: the company's, plus `suspended`. */
+        TeamCompanyForm: components["schemas"]["CompanyForm"] & {
+            /** @description `true` suspends the company (CONTRACT §14), `false` lifts the suspension. */
+            suspended?: boolean | null;
+        };
+        /**
+         * @description `PATCH /identities/org/invitations/current`: `{token, status}`; without `status`, the
+         *     invitation is only read (the link's landing page).
+         */
+        TokenAnswerForm: {
+            /** @description `accepted` or `declined`; absent: only read. */
+            status?: string | null;
+            /** @description The token of the invitation message. */
+            token?: string | null;
         };
         /** @description `PATCH` and `DELETE /team/identities/admins/totp`. */
         TotpCodeForm: {
@@ -1101,7 +1375,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1160,7 +1434,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1226,7 +1500,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1258,6 +1532,8 @@ export interface operations {
     get_admin_user_org_companies: {
         parameters: {
             query?: {
+                /** @description Case-insensitive match on the name or the slug. */
+                q?: string;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 25). */
@@ -1269,7 +1545,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Companies */
+            /** @description Companies, with suspended_at */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1296,8 +1572,184 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_admin_user_org_companies_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The company, with suspended_at */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgCompanyOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_admin_user_org_companies_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TeamCompanyForm"];
+            };
+        };
+        responses: {
+            /** @description The company, with suspended_at */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgCompanyOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1357,7 +1809,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1417,7 +1869,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1435,7 +1887,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1521,7 +1973,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1593,7 +2045,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1611,7 +2063,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1699,7 +2151,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1768,7 +2220,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1786,7 +2238,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1922,7 +2374,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1940,7 +2392,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2014,7 +2466,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2023,7 +2475,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2079,7 +2531,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2166,6 +2618,367 @@ export interface operations {
             };
         };
     };
+    post_identities_org_companies: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompanyForm"];
+            };
+        };
+        responses: {
+            /** @description The new company */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgCompanyOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_identities_org_invitations: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 25). */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pending invitations, with their companies */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgInvitationList"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_identities_org_invitations_current: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenAnswerForm"];
+            };
+        };
+        responses: {
+            /** @description The invitation, with its company */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgInvitationOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_identities_org_invitations_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AnswerForm"];
+            };
+        };
+        responses: {
+            /** @description The answered invitation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgInvitationOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     patch_identities_password: {
         parameters: {
             query?: never;
@@ -2206,7 +3019,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2434,7 +3247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2566,7 +3379,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2613,7 +3426,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2753,7 +3566,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2821,7 +3634,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2893,7 +3706,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2911,7 +3724,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2989,7 +3802,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3138,6 +3951,56 @@ export interface operations {
             };
         };
     };
+    get_marketplace_org_companies_slug: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The company's slug */
+                slug: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The company */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicCompanyOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     get_openapi_json: {
         parameters: {
             query?: never;
@@ -3201,7 +4064,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3269,7 +4132,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3339,7 +4202,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3408,7 +4271,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3426,7 +4289,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3516,7 +4379,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3534,7 +4397,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3563,6 +4426,392 @@ export interface operations {
             };
             /** @description `validation_failed`, with `fields` keyed by nested path */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_org_company: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your company */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgCompanyOne"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_org_company: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CompanyForm"];
+            };
+        };
+        responses: {
+            /** @description Your company */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgCompanyOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_org_invitations: {
+        parameters: {
+            query?: {
+                /** @description Only invitations in this state. */
+                status?: "pending" | "accepted" | "declined" | "revoked" | "expired";
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 25). */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your company's invitations */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgInvitationList"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    post_org_invitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InvitationForm"];
+            };
+        };
+        responses: {
+            /** @description The invitation; its message is queued */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgInvitationOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `rate_limited`: too many attempts, with Retry-After */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_org_invitations_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invitation is revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3622,7 +4871,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3691,7 +4940,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3709,7 +4958,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3738,6 +4987,107 @@ export interface operations {
             };
             /** @description `validation_failed`, with `fields` keyed by nested path */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_org_user_profiles_current: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your org profile, bare */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgUserProfileView"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_org_user_profiles_current: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description You left the company */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3795,7 +5145,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3806,6 +5156,81 @@ export interface operations {
             };
             /** @description `not_found`, or outside the caller's scope */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_org_user_profiles_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The member is removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3867,7 +5292,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -3885,7 +5310,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3968,7 +5393,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4037,7 +5462,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4055,7 +5480,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4142,7 +5567,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4225,7 +5650,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4357,7 +5782,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4404,7 +5829,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check); team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4544,7 +5969,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4614,7 +6039,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4623,7 +6048,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4717,7 +6142,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4822,7 +6247,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required` */
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -4831,7 +6256,7 @@ export interface operations {
                     "application/json": components["schemas"]["ErrorBody"];
                 };
             };
-            /** @description `conflict`: uniqueness clash */
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
                 headers: {
                     [name: string]: unknown;

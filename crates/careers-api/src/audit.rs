@@ -16,6 +16,8 @@ pub enum Action {
     SecondFactorRemoved,
     AdminPasswordChanged,
     AdminPasswordSet,
+    CompanySuspended,
+    CompanyUnsuspended,
 }
 
 impl Action {
@@ -29,6 +31,8 @@ impl Action {
             Self::SecondFactorRemoved => "admin.second_factor_removed",
             Self::AdminPasswordChanged => "admin.password_changed",
             Self::AdminPasswordSet => "admin.password_set",
+            Self::CompanySuspended => "company_suspended",
+            Self::CompanyUnsuspended => "company_unsuspended",
         }
     }
 }

@@ -113,6 +113,8 @@ pub struct Config {
     pub idle_timeouts: IdleTimeouts,
     /// Outgoing mail (CONTRACT §10).
     pub mail: MailConfig,
+    /// `INVITATION_LIFETIME` and `INVITATIONS_PER_COMPANY_PER_DAY` (CONTRACT §14).
+    pub invitations: InvitationConfig,
     /// The admins' second factor (CONTRACT §11).
     pub mfa: MfaConfig,
     /// `API_DOCS`: Swagger UI at `/docs` (CONTRACT §13); on by default in development.
@@ -147,7 +149,8 @@ impl fmt::Debug for MfaConfig {
     }
 }
 
-/// `SMTP_URL`, `MAIL_FROM`, `PASSWORD_RESET_URL`, `EMAIL_VERIFICATION_URL`, `MAIL_OUTBOX_DIR`.
+/// `SMTP_URL`, `MAIL_FROM`, `PASSWORD_RESET_URL`, `EMAIL_VERIFICATION_URL`, `INVITATION_URL`,
+/// `MAIL_OUTBOX_DIR`.
 #[derive(Debug, Clone)]
 pub struct MailConfig {
     /// `smtp://host:port` or `smtps://user:pass@host`; unset: `.eml` files in `outbox_dir`.
@@ -157,7 +160,25 @@ pub struct MailConfig {
     pub reset_url: String,
     /// The frontend's page that redeems an e-mail verification link; `{token}` as above.
     pub verification_url: String,
+    /// The frontend's page of an invitation's link (CONTRACT §14); `{token}` as above.
+    pub invitation_url: String,
     pub outbox_dir: String,
+}
+
+/// `INVITATION_LIFETIME` (default `7d`) and `INVITATIONS_PER_COMPANY_PER_DAY` (default 50).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InvitationConfig {
+    pub lifetime_seconds: i64,
+    pub per_company_per_day: u64,
+}
+
+impl Default for InvitationConfig {
+    fn default() -> Self {
+        Self {
+            lifetime_seconds: 7 * 24 * 3600,
+            per_company_per_day: 50,
+        }
+    }
 }
 
 /// `SESSION_IDLE_TIMEOUT_USER` and `SESSION_IDLE_TIMEOUT_ADMIN` in seconds; 0 is none.
@@ -257,6 +278,17 @@ impl Config {
                     .idle_timeout("SESSION_IDLE_TIMEOUT_ADMIN", IdleTimeouts::default().admin)?,
             },
             mail: mail(&vars, &env)?,
+            invitations: InvitationConfig {
+                lifetime_seconds: vars.duration(
+                    "INVITATION_LIFETIME",
+                    InvitationConfig::default().lifetime_seconds,
+                    "",
+                )?,
+                per_company_per_day: vars.positive(
+                    "INVITATIONS_PER_COMPANY_PER_DAY",
+                    InvitationConfig::default().per_company_per_day,
+                )?,
+            },
             mfa,
             api_docs: operations.api_docs,
             metrics_addr: operations.metrics_addr,
@@ -339,7 +371,7 @@ impl Vars<'_> {
         let Some(text) = self.text(name) else {
             return Ok(default);
         };
-        let seconds = [("s", 1), ("m", 60), ("h", 3600)]
+        let seconds = [("s", 1), ("m", 60), ("h", 3600), ("d", 86400)]
             .iter()
             .find_map(|(suffix, unit)| {
                 let n = text.strip_suffix(suffix)?.parse::<i64>().ok()?;
@@ -349,7 +381,7 @@ impl Vars<'_> {
         match seconds {
             Some(seconds) => Ok(seconds),
             None => fail(format!(
-                "{name} must be a duration such as 90s, 30m or 8h{also}; got {text:?}"
+                "{name} must be a duration such as 90s, 30m, 8h or 7d{also}; got {text:?}"
             )),
         }
     }
@@ -565,6 +597,9 @@ fn mail(vars: &Vars, env: &AppEnv) -> Result<MailConfig, ConfigError> {
         verification_url: vars
             .text("EMAIL_VERIFICATION_URL")
             .unwrap_or_else(|| "http://localhost:3000/verify-email?token={token}".into()),
+        invitation_url: vars
+            .text("INVITATION_URL")
+            .unwrap_or_else(|| "http://localhost:3000/invitations?token={token}".into()),
         outbox_dir: vars
             .text("MAIL_OUTBOX_DIR")
             .unwrap_or_else(|| "data/outbox".into()),
@@ -575,6 +610,7 @@ fn mail(vars: &Vars, env: &AppEnv) -> Result<MailConfig, ConfigError> {
             "MAIL_FROM",
             "PASSWORD_RESET_URL",
             "EMAIL_VERIFICATION_URL",
+            "INVITATION_URL",
         ] {
             if vars.text(name).is_none() {
                 return fail(format!("APP_ENV={} requires {name}", env.name()));
@@ -586,6 +622,9 @@ fn mail(vars: &Vars, env: &AppEnv) -> Result<MailConfig, ConfigError> {
     }
     if !mail.verification_url.contains("{token}") {
         return fail("EMAIL_VERIFICATION_URL must contain {token}");
+    }
+    if !mail.invitation_url.contains("{token}") {
+        return fail("INVITATION_URL must contain {token}");
     }
     if mail.from.parse::<lettre::message::Mailbox>().is_err() {
         return fail(format!(
@@ -797,6 +836,7 @@ mod tests {
                     "EMAIL_VERIFICATION_URL",
                     "https://a.example.com/v?t={token}",
                 ),
+                ("INVITATION_URL", "https://a.example.com/i?t={token}"),
             ];
             let err = config(&pairs).unwrap_err();
             assert!(err.0.contains("MFA_ENCRYPTION_KEY"), "{env}: {err}");
@@ -908,6 +948,10 @@ mod tests {
                 "EMAIL_VERIFICATION_URL",
                 "https://app.example.com/verify?token={token}",
             ),
+            (
+                "INVITATION_URL",
+                "https://app.example.com/invitations?token={token}",
+            ),
             ("MFA_ENCRYPTION_KEY", MFA_KEY),
         ];
         for env in ["production", "staging"] {
@@ -919,6 +963,7 @@ mod tests {
                 "MAIL_FROM",
                 "PASSWORD_RESET_URL",
                 "EMAIL_VERIFICATION_URL",
+                "INVITATION_URL",
             ] {
                 let pairs: Vec<(&str, &str)> = pairs
                     .iter()
@@ -948,9 +993,24 @@ mod tests {
             c.mail.verification_url,
             "http://localhost:3000/verify-email?token={token}"
         );
+        assert_eq!(
+            c.mail.invitation_url,
+            "http://localhost:3000/invitations?token={token}"
+        );
+        assert_eq!(c.invitations, InvitationConfig::default());
+        let c = config(&[
+            ("INVITATION_LIFETIME", "2d"),
+            ("INVITATIONS_PER_COMPANY_PER_DAY", "3"),
+        ])
+        .unwrap();
+        assert_eq!(c.invitations.lifetime_seconds, 2 * 86400);
+        assert_eq!(c.invitations.per_company_per_day, 3);
         for (name, bad) in [
             ("PASSWORD_RESET_URL", "https://app.example.com/reset"),
             ("EMAIL_VERIFICATION_URL", "https://app.example.com/verify"),
+            ("INVITATION_URL", "https://app.example.com/invitations"),
+            ("INVITATION_LIFETIME", "a week"),
+            ("INVITATIONS_PER_COMPANY_PER_DAY", "0"),
             ("MAIL_FROM", "not an address"),
             ("SMTP_URL", "http://smtp.example.com"),
         ] {
@@ -994,6 +1054,7 @@ mod tests {
                     "EMAIL_VERIFICATION_URL",
                     "https://a.example.com/v?t={token}",
                 ),
+                ("INVITATION_URL", "https://a.example.com/i?t={token}"),
             ];
             let err = config(&base).unwrap_err();
             assert!(err.0.contains("COOKIE_DOMAIN"), "{env}: {err}");
@@ -1138,6 +1199,7 @@ mod tests {
                     "EMAIL_VERIFICATION_URL",
                     "https://a.example.com/v?t={token}",
                 ),
+                ("INVITATION_URL", "https://a.example.com/i?t={token}"),
                 ("ACCESS_TOKEN_LIFETIME", "2s"),
             ])
             .unwrap_err();
@@ -1176,7 +1238,7 @@ mod tests {
         );
         let c = config(&[("SESSION_IDLE_TIMEOUT_USER", "90s")]).unwrap();
         assert_eq!(c.idle_timeouts.user, 90);
-        for bad in ["30", "0m", "-5m", "1d", "m", "5 m", "5µ", "ten minutes"] {
+        for bad in ["30", "0m", "-5m", "1w", "m", "5 m", "5µ", "ten minutes"] {
             let err = config(&[("SESSION_IDLE_TIMEOUT_ADMIN", bad)]).unwrap_err();
             assert!(err.0.contains("SESSION_IDLE_TIMEOUT_ADMIN"), "{bad}: {err}");
         }

@@ -80,7 +80,7 @@ pub mod responses {
         Unauthenticated(ErrorBody),
         #[response(
             status = 403,
-            description = "`forbidden` (area check); team area: `mfa_enrollment_required`"
+            description = "`forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required`"
         )]
         Forbidden(ErrorBody),
     }
@@ -95,7 +95,7 @@ pub mod responses {
         Unauthenticated(ErrorBody),
         #[response(
             status = 403,
-            description = "`forbidden` (area check), `csrf_failed`; team area: `mfa_enrollment_required`"
+            description = "`forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required`"
         )]
         Forbidden(ErrorBody),
     }
@@ -129,7 +129,10 @@ pub mod responses {
     pub struct NotFound(pub ErrorBody);
 
     #[derive(IntoResponses)]
-    #[response(status = 409, description = "`conflict`: uniqueness clash")]
+    #[response(
+        status = 409,
+        description = "`conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap"
+    )]
     pub struct Conflict(pub ErrorBody);
 
     /// Login and sign-up throttles.
@@ -171,6 +174,13 @@ pub enum ApiError {
     CsrfFailed,
     #[error("not allowed in this area")]
     Forbidden,
+    /// The caller's role may not do this to this record (CONTRACT §14).
+    #[error("{0}")]
+    Refused(String),
+    #[error("verify your e-mail address first")]
+    EmailUnverified,
+    #[error("your company is suspended")]
+    CompanySuspended,
     #[error("not found")]
     NotFound,
     /// The fallback: no route has this path.
@@ -207,9 +217,12 @@ impl ApiError {
             | Self::SessionEnded
             | Self::InvalidCredentials
             | Self::MfaRequired => StatusCode::UNAUTHORIZED,
-            Self::CsrfFailed | Self::Forbidden | Self::MfaEnrollmentRequired => {
-                StatusCode::FORBIDDEN
-            }
+            Self::CsrfFailed
+            | Self::Forbidden
+            | Self::Refused(_)
+            | Self::EmailUnverified
+            | Self::CompanySuspended
+            | Self::MfaEnrollmentRequired => StatusCode::FORBIDDEN,
             Self::NotFound | Self::NoRoute => StatusCode::NOT_FOUND,
             Self::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Self::Conflict(_) => StatusCode::CONFLICT,
@@ -233,7 +246,9 @@ impl ApiError {
             Self::MfaRequired => "mfa_required",
             Self::MfaEnrollmentRequired => "mfa_enrollment_required",
             Self::CsrfFailed => "csrf_failed",
-            Self::Forbidden => "forbidden",
+            Self::Forbidden | Self::Refused(_) => "forbidden",
+            Self::EmailUnverified => "email_unverified",
+            Self::CompanySuspended => "company_suspended",
             Self::NotFound | Self::NoRoute => "not_found",
             Self::MethodNotAllowed => "method_not_allowed",
             Self::Conflict(_) => "conflict",
@@ -313,6 +328,7 @@ impl From<DataError> for ApiError {
         match error {
             DataError::Invalid { field, message } => Self::field(field, message),
             DataError::Conflict(message) => Self::Conflict(message),
+            DataError::Refused(message) => Self::Refused(message),
             DataError::NotFound => Self::NotFound,
             DataError::Inconsistent => {
                 tracing::error!(%error, "data layer");

@@ -129,3 +129,106 @@ pub fn date(value: &Option<String>, _: &()) -> garde::Result {
 pub fn parse_date(text: &str) -> Option<NaiveDate> {
     NaiveDate::parse_from_str(text, "%Y-%m-%d").ok()
 }
+
+/// `text` as a `LIKE` pattern's literal part: `\`, `%` and `_` escaped with `\`.
+pub fn escape_like(text: &str) -> String {
+    text.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+/// A field that may be sent as `null` to clear it: absent is `None`, `null` is `Some(None)`
+/// (`#[serde(default, deserialize_with = "forms::nullable")]`).
+pub fn nullable<'de, D, T>(deserializer: D) -> Result<Option<Option<T>>, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    Option::<T>::deserialize(deserializer).map(Some)
+}
+
+/// The longest slug (CONTRACT §14).
+pub const SLUG_MAX: usize = 100;
+
+/// How much of a derived slug comes from the name: room is left for a `-N` suffix.
+const DERIVED_SLUG_MAX: usize = 90;
+
+/// Whether `slug` is a well-formed slug: `^[a-z0-9]+(-[a-z0-9]+)*$`, at most 100 characters.
+pub fn is_slug(slug: &str) -> bool {
+    slug.len() <= SLUG_MAX
+        && !slug.is_empty()
+        && slug.split('-').all(|part| {
+            !part.is_empty()
+                && part
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit())
+        })
+}
+
+/// garde's rule for an optional slug field.
+pub fn slug(value: &Option<String>, _: &()) -> garde::Result {
+    match value {
+        Some(slug) if !is_slug(slug) => Err(garde::Error::new(
+            "must be lower-case letters and digits in words joined by single hyphens, at most 100 characters",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The slug of a name (CONTRACT §14): transliterated to ASCII by `deunicode` ("Société
+/// Générale" → `societe-generale`), letters and digits kept in lower case, every other run of
+/// characters one `-`, trimmed, cut to 90 characters, `company` when nothing is left.
+pub fn derive_slug(name: &str) -> String {
+    let ascii = deunicode::deunicode(name).to_ascii_lowercase();
+    let mut slug = String::with_capacity(ascii.len());
+    for word in ascii
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty())
+    {
+        if !slug.is_empty() {
+            slug.push('-');
+        }
+        slug.push_str(word);
+    }
+    slug.truncate(DERIVED_SLUG_MAX);
+    let slug = slug.trim_end_matches('-');
+    if slug.is_empty() {
+        "company".to_owned()
+    } else {
+        slug.to_owned()
+    }
+}
+
+/// garde's rule for an optional website: null or an `http(s)://` URL of at most 500 characters.
+pub fn website(value: &Option<String>, _: &()) -> garde::Result {
+    let Some(url) = value else { return Ok(()) };
+    let rest = url
+        .strip_prefix("https://")
+        .or_else(|| url.strip_prefix("http://"));
+    let host = rest.map(|rest| rest.split(['/', '?', '#']).next().unwrap_or(""));
+    match host {
+        _ if url.len() > 500 => Err(garde::Error::new("must be at most 500 characters")),
+        Some(host) if !host.is_empty() && !url.chars().any(char::is_whitespace) => Ok(()),
+        _ => Err(garde::Error::new("must be an http:// or https:// URL")),
+    }
+}
+
+#[cfg(test)]
+mod slug_tests {
+    use super::*;
+
+    #[test]
+    fn slugs_are_derived_as_the_contract_says() {
+        assert_eq!(derive_slug("Société Générale"), "societe-generale");
+        assert_eq!(derive_slug("  Acme, Inc. -- (EU) "), "acme-inc-eu");
+        assert_eq!(derive_slug("Ünïcödé 株式会社"), "unicode-zhu-shi-hui-she");
+        assert_eq!(derive_slug("!!!"), "company");
+        assert_eq!(derive_slug(""), "company");
+        let long = derive_slug(&"ab ".repeat(100));
+        assert!(long.len() <= 90 && is_slug(&long), "{long}");
+        assert!(is_slug("a-1-b"));
+        for bad in ["", "-a", "a-", "a--b", "A", "a_b", &"a".repeat(101)] {
+            assert!(!is_slug(bad), "{bad}");
+        }
+    }
+}

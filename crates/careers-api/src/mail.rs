@@ -98,6 +98,7 @@ pub struct Mailer {
     from: Mailbox,
     reset_url: String,
     verification_url: String,
+    invitation_url: String,
     wake: Notify,
 }
 
@@ -107,6 +108,7 @@ pub struct MailSettings<'a> {
     pub from: &'a str,
     pub reset_url: &'a str,
     pub verification_url: &'a str,
+    pub invitation_url: &'a str,
     pub outbox_dir: &'a str,
 }
 
@@ -132,6 +134,7 @@ impl Mailer {
                 .map_err(|e| format!("MAIL_FROM: {e}"))?,
             reset_url: settings.reset_url.to_owned(),
             verification_url: settings.verification_url.to_owned(),
+            invitation_url: settings.invitation_url.to_owned(),
             wake: Notify::new(),
         })
     }
@@ -154,6 +157,11 @@ impl Mailer {
     /// The frontend's e-mail verification page, `{token}` to be replaced.
     pub fn verification_url(&self) -> &str {
         &self.verification_url
+    }
+
+    /// The frontend's invitation page, `{token}` to be replaced.
+    pub fn invitation_url(&self) -> &str {
+        &self.invitation_url
     }
 
     async fn send(&self, message: Message) -> Result<(), String> {

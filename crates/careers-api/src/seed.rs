@@ -19,6 +19,7 @@ use crate::models::careers::{
 };
 use crate::models::identities::admin::{self, entity as admin_entity};
 use crate::models::identities::user::{self, entity as user_entity};
+use crate::models::org::Role;
 use crate::models::org::{company::entity as company, user_profile::entity as org_profile};
 use crate::password::Passwords;
 
@@ -60,6 +61,13 @@ const PLAIN: DemoUser = DemoUser {
     last_name: "Plain",
 };
 
+const ACME_RECRUITER: DemoUser = DemoUser {
+    email: "recruiter@acme.example",
+    password: "recruiter-password-1",
+    first_name: "Remy",
+    last_name: "Recruiter",
+};
+
 /// (company, title, published)
 const JOBS: &[(&str, &str, bool)] = &[
     ("Acme", "Senior Rust Engineer", true),
@@ -96,7 +104,14 @@ where
 pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result<u64, ApiError> {
     // Hash outside the transaction, and only for accounts that do not exist yet.
     let mut digests = Vec::new();
-    for account in [&ADMIN, &ACME_EMPLOYER, &GLOBEX_EMPLOYER, &CANDIDATE, &PLAIN] {
+    for account in [
+        &ADMIN,
+        &ACME_EMPLOYER,
+        &GLOBEX_EMPLOYER,
+        &CANDIDATE,
+        &PLAIN,
+        &ACME_RECRUITER,
+    ] {
         let exists = if account.email == ADMIN.email {
             admin::find_admin_by_email(db, account.email)
                 .await?
@@ -134,9 +149,15 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
     .await?;
 
     let mut user_ids = Vec::new();
-    for (account, digest) in [&ACME_EMPLOYER, &GLOBEX_EMPLOYER, &CANDIDATE, &PLAIN]
-        .into_iter()
-        .zip(digests)
+    for (account, digest) in [
+        &ACME_EMPLOYER,
+        &GLOBEX_EMPLOYER,
+        &CANDIDATE,
+        &PLAIN,
+        &ACME_RECRUITER,
+    ]
+    .into_iter()
+    .zip(digests)
     {
         let user = ensure(
             &txn,
@@ -160,7 +181,14 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
         .await?;
         user_ids.push(user.id);
     }
-    let [acme_employer, globex_employer, candidate, _plain] = user_ids[..] else {
+    let [
+        acme_employer,
+        globex_employer,
+        candidate,
+        _plain,
+        acme_recruiter,
+    ] = user_ids[..]
+    else {
         return Err(ApiError::Internal);
     };
 
@@ -171,6 +199,9 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
             company::Entity::find().filter(company::Column::Name.eq(name)),
             || company::ActiveModel {
                 name: Set(name.into()),
+                slug: Set(crate::forms::derive_slug(name)),
+                website: Set(Some(format!("https://{}.example", name.to_lowercase()))),
+                suspended_at: Set(None),
                 created_at: Set(now),
                 updated_at: Set(now),
                 ..Default::default()
@@ -188,9 +219,11 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
             .unwrap_or_default()
     };
 
-    for (user_id, company, title) in [
-        (acme_employer, "Acme", "Head of Talent"),
-        (globex_employer, "Globex", "Recruiter"),
+    // The demo employers own their companies; the recruiter is a member (CONTRACT §7).
+    for (user_id, company, title, role) in [
+        (acme_employer, "Acme", "Head of Talent", Role::Owner),
+        (globex_employer, "Globex", "Recruiter", Role::Owner),
+        (acme_recruiter, "Acme", "Recruiter", Role::Member),
     ] {
         ensure(
             &txn,
@@ -199,6 +232,7 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
                 identities_user_id: Set(user_id),
                 company_id: Set(company_id(company)),
                 title: Set(title.into()),
+                role: Set(role.as_str().into()),
                 created_at: Set(now),
                 updated_at: Set(now),
                 ..Default::default()

@@ -87,6 +87,7 @@ impl AppState {
             from: &config.mail.from,
             reset_url: &config.mail.reset_url,
             verification_url: &config.mail.verification_url,
+            invitation_url: &config.mail.invitation_url,
             outbox_dir: &config.mail.outbox_dir,
         })
         .map_err(StartupError::Mail)?;

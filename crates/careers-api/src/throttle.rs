@@ -290,6 +290,26 @@ pub async fn count_verification_request(state: &AppState, user_id: i64) -> Resul
     Ok(())
 }
 
+/// Invitations a company sends in a day (`INVITATIONS_PER_COMPANY_PER_DAY`, CONTRACT §14):
+/// counted in the token store, so that the cap holds across instances and racing requests.
+pub async fn count_invitation(state: &AppState, company_id: i64) -> Result<(), ApiError> {
+    const DAY_SECONDS: i64 = 24 * 60 * 60;
+    let counter = state
+        .sessions
+        .store()
+        .hit(
+            &format!("invite:{company_id}"),
+            DAY_SECONDS,
+            state.sessions.now(),
+        )
+        .await?;
+    if counter.count > state.config.invitations.per_company_per_day {
+        tracing::warn!(company_id, "invitations throttled: the company's daily cap");
+        return Err(rate_limited(counter.retry_after));
+    }
+    Ok(())
+}
+
 /// The window of the password-reset counters (and of the verification requests'): an hour.
 pub const RESET_WINDOW_SECONDS: i64 = 60 * 60;
 

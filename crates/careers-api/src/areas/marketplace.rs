@@ -10,14 +10,40 @@ use crate::error::ApiError;
 use crate::error::responses::{MalformedRequest, NotFound, Unavailable};
 use crate::extract::{Path, Query};
 use crate::models::careers::job;
+use crate::models::org::company;
 use crate::state::AppState;
 use crate::views::{Json, Meta, PageParams};
-use crate::views::{MarketplaceJobList, MarketplaceJobOne};
+use crate::views::{MarketplaceJobList, MarketplaceJobOne, PublicCompanyOne};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(list_jobs))
         .routes(routes!(show_job))
+        .routes(routes!(show_company))
+}
+
+/// A company's public page (CONTRACT §14): 404 for a suspended one.
+#[utoipa::path(
+    get,
+    path = "/marketplace/org/companies/{slug}",
+    tag = "marketplace",
+    summary = "Read a company by its slug (public)",
+    params(("slug" = String, Path, description = "The company's slug")),
+    responses(
+        (status = 200, description = "The company", body = PublicCompanyOne),
+        MalformedRequest, NotFound, Unavailable
+    )
+)]
+async fn show_company(
+    State(state): State<AppState>,
+    Path(slug): Path<String>,
+) -> Result<Json<PublicCompanyOne>, ApiError> {
+    let company = company::public_company(&state.db, &slug)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(PublicCompanyOne {
+        org_companies: company,
+    }))
 }
 
 #[utoipa::path(

@@ -4,13 +4,17 @@
 
 pub mod admin_totp;
 pub mod candidate;
+pub mod company;
 pub mod health;
 pub mod identities;
 pub mod marketplace;
+pub mod membership;
 pub mod org;
 pub mod sessions;
 pub mod talent;
 pub mod team;
+
+use std::marker::PhantomData;
 
 use ::sessions::{Authenticated, EndReason};
 use axum::extract::FromRequestParts;
@@ -20,6 +24,7 @@ use crate::error::ApiError;
 use crate::models::careers::user_profile as talent_profile;
 use crate::models::identities::admin;
 use crate::models::identities::user::{self, UserView};
+use crate::models::org::Actor;
 use crate::models::org::user_profile as org_profile;
 use crate::state::AppState;
 
@@ -119,26 +124,104 @@ impl FromRequestParts<AppState> for AdminEnrolmentCtx {
     }
 }
 
-/// Employer area (`/org`, `/org-user`): a user with an employer (org) profile. Hands the handler
-/// the profile's company, the scope of everything the employer sees.
-pub struct EmployerCtx {
-    pub company_id: i64,
+/// What an employer-area route demands beyond an org profile: part of the route's declared
+/// context (`EmployerCtx<Manager>`), decided by the extractor in the same place and from the
+/// same row as the area check (CONTRACT §14).
+pub trait EmployerRule: Send + Sync + 'static {
+    /// Only a role that manages the company (owner, admin) may pass.
+    const MANAGERS_ONLY: bool;
+    /// The route stays open while the company is suspended (`GET /org/company`, the caller's
+    /// own profile and leaving).
+    const WHILE_SUSPENDED: bool;
 }
 
-impl FromRequestParts<AppState> for EmployerCtx {
+/// Every member of a company that is not suspended.
+pub struct AnyMember;
+
+/// Owners and admins of a company that is not suspended.
+pub struct Manager;
+
+/// Every member, even of a suspended company.
+pub struct WhileSuspended;
+
+impl EmployerRule for AnyMember {
+    const MANAGERS_ONLY: bool = false;
+    const WHILE_SUSPENDED: bool = false;
+}
+
+impl EmployerRule for Manager {
+    const MANAGERS_ONLY: bool = true;
+    const WHILE_SUSPENDED: bool = false;
+}
+
+impl EmployerRule for WhileSuspended {
+    const MANAGERS_ONLY: bool = false;
+    const WHILE_SUSPENDED: bool = true;
+}
+
+/// Employer area (`/org`, `/org-user`): a user with an employer (org) profile, whose role and
+/// company pass the route's [`EmployerRule`]. Hands the handler the profile's company, the scope
+/// of everything the employer sees, and who the member is.
+pub struct EmployerCtx<R: EmployerRule = AnyMember> {
+    pub company_id: i64,
+    pub member: org_profile::Employer,
+    rule: PhantomData<fn() -> R>,
+}
+
+impl<R: EmployerRule> EmployerCtx<R> {
+    /// The member as the models' role rules see them.
+    pub fn actor(&self) -> Actor {
+        Actor::Member {
+            profile_id: self.member.profile_id,
+            role: self.member.role,
+        }
+    }
+}
+
+impl<R: EmployerRule> FromRequestParts<AppState> for EmployerCtx<R> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
-        let (_, company) = user_session_with(parts, state, |subject| {
-            org_profile::employer_company(&state.db, subject)
+        let (_, member) = user_session_with(parts, state, |subject| {
+            org_profile::employer(&state.db, subject)
         })
         .await?;
         // A session whose identity was deleted is over; a user without an org profile is not
-        // an employer.
-        let company_id = company?
+        // an employer (a removed member included).
+        let member = member?
             .ok_or(ApiError::SessionEnded)?
             .ok_or(ApiError::Forbidden)?;
-        Ok(Self { company_id })
+        if member.suspended && !R::WHILE_SUSPENDED {
+            return Err(ApiError::CompanySuspended);
+        }
+        if R::MANAGERS_ONLY && !member.role.manages() {
+            return Err(ApiError::Forbidden);
+        }
+        Ok(Self {
+            company_id: member.company_id,
+            member,
+            rule: PhantomData,
+        })
+    }
+}
+
+/// A user whose e-mail is verified (creating a company, invitations by id: CONTRACT §14), with
+/// their whole row: 403 `email_unverified` otherwise.
+pub struct VerifiedUserCtx {
+    pub user: user::entity::Model,
+}
+
+impl FromRequestParts<AppState> for VerifiedUserCtx {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &AppState) -> Result<Self, ApiError> {
+        let (_, user) =
+            user_session_with(parts, state, |subject| user::find_user(&state.db, subject)).await?;
+        let user = user?.ok_or(ApiError::SessionEnded)?;
+        if user.email_verified_at.is_none() {
+            return Err(ApiError::EmailUnverified);
+        }
+        Ok(Self { user })
     }
 }
 

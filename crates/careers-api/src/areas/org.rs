@@ -5,7 +5,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 
-use super::EmployerCtx;
+use super::{EmployerCtx, EmployerRule, Manager};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -36,7 +36,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(show_application))
 }
 
-fn scope(ctx: &EmployerCtx) -> Scope {
+fn scope<R: EmployerRule>(ctx: &EmployerCtx<R>) -> Scope {
     Scope::Company(ctx.company_id)
 }
 
@@ -102,12 +102,12 @@ async fn show_profile(
     security(("user_session" = [], "csrf_token" = []))
 )]
 async fn create_profile(
-    ctx: EmployerCtx,
+    ctx: EmployerCtx<Manager>,
     State(state): State<AppState>,
     Form(form): Form<OrgUserProfileForm>,
 ) -> Result<(StatusCode, Json<OrgUserProfileOne>), ApiError> {
     form.validate_create()?;
-    let view = user_profile::create_profile(&state.db, scope(&ctx), form).await?;
+    let view = user_profile::create_profile(&state.db, ctx.actor(), scope(&ctx), form).await?;
     Ok((
         StatusCode::CREATED,
         Json(OrgUserProfileOne {
@@ -131,14 +131,14 @@ async fn create_profile(
     security(("user_session" = [], "csrf_token" = []))
 )]
 async fn update_profile(
-    ctx: EmployerCtx,
+    ctx: EmployerCtx<Manager>,
     State(state): State<AppState>,
     Path(id): Path<i64>,
     Form(form): Form<OrgUserProfileForm>,
 ) -> Result<Json<OrgUserProfileView>, ApiError> {
     form.validate_update()?;
     Ok(Json(
-        user_profile::update_profile(&state.db, scope(&ctx), id, form).await?,
+        user_profile::update_profile(&state.db, ctx.actor(), scope(&ctx), id, form).await?,
     ))
 }
 

@@ -16,12 +16,13 @@ use crate::error::responses::{
 use crate::extract::{Json as Form, Path, Query};
 use crate::models::identities::session::SessionView;
 use crate::models::identities::user::{self, UserView};
-use crate::models::org::Scope;
-use crate::models::org::company;
+use crate::models::org::company::{self, CompanyView, Suspension, TeamCompanyForm};
 use crate::models::org::user_profile::{self, OrgUserProfileForm};
+use crate::models::org::{Actor, Scope};
 use crate::state::AppState;
 use crate::views::{
-    IdentitiesUserList, OrgCompanyList, OrgUserProfileList, OrgUserProfileOne, SessionList,
+    IdentitiesUserList, OrgCompanyList, OrgCompanyOne, OrgUserProfileList, OrgUserProfileOne,
+    SessionList,
 };
 use crate::views::{Json, Meta, PageParams};
 
@@ -30,6 +31,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(list_users))
         .routes(routes!(list_user_sessions, end_user_sessions))
         .routes(routes!(list_companies))
+        .routes(routes!(show_company, update_company))
         .routes(routes!(list_profiles, create_profile))
         .routes(routes!(show_profile, update_profile))
 }
@@ -141,14 +143,25 @@ async fn list_users(
     }))
 }
 
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct CompanyListParams {
+    /// Case-insensitive match on the name or the slug.
+    q: Option<String>,
+    /// Page number, from 1.
+    page: Option<u64>,
+    /// Items per page, 1 to 100 (default 25).
+    per_page: Option<u64>,
+}
+
 #[utoipa::path(
     get,
     path = "/admin-user/org/companies",
     tag = "team",
     summary = "List companies",
-    params(PageParams),
+    params(CompanyListParams),
     responses(
-        (status = 200, description = "Companies", body = OrgCompanyList),
+        (status = 200, description = "Companies, with suspended_at", body = OrgCompanyList),
         MalformedRequest, AreaErrors, Unavailable
     ),
     security(("admin_session" = []))
@@ -156,13 +169,78 @@ async fn list_users(
 async fn list_companies(
     _admin: AdminCtx,
     State(state): State<AppState>,
-    Query(params): Query<PageParams>,
+    Query(params): Query<CompanyListParams>,
 ) -> Result<Json<OrgCompanyList>, ApiError> {
-    let (page, per_page) = params.resolve()?;
-    let (rows, total) = company::list_companies(&state.db, page, per_page).await?;
+    let (page, per_page) = PageParams {
+        page: params.page,
+        per_page: params.per_page,
+    }
+    .resolve()?;
+    let (rows, total) =
+        company::list_companies(&state.db, params.q.as_deref(), page, per_page).await?;
     Ok(Json(OrgCompanyList {
         org_companies: rows,
         meta: Meta::new(page, per_page, total),
+    }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/admin-user/org/companies/{id}",
+    tag = "team",
+    summary = "Read any company",
+    params(("id" = i64, Path, description = "Record id")),
+    responses(
+        (status = 200, description = "The company, with suspended_at", body = OrgCompanyOne),
+        MalformedRequest, AreaErrors, NotFound, Unavailable
+    ),
+    security(("admin_session" = []))
+)]
+async fn show_company(
+    _admin: AdminCtx,
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> Result<Json<OrgCompanyOne>, ApiError> {
+    let found = company::find_company(&state.db, id)
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(OrgCompanyOne {
+        org_companies: CompanyView::team(&found),
+    }))
+}
+
+/// Edits any company; `suspended` suspends it or lifts the suspension (audit events).
+#[utoipa::path(
+    patch,
+    path = "/admin-user/org/companies/{id}",
+    tag = "team",
+    summary = "Edit or suspend any company",
+    params(("id" = i64, Path, description = "Record id")),
+    request_body = TeamCompanyForm,
+    responses(
+        (status = 200, description = "The company, with suspended_at", body = OrgCompanyOne),
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
+    ),
+    security(("admin_session" = [], "csrf_token" = []))
+)]
+async fn update_company(
+    admin: AdminCtx,
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    Form(form): Form<TeamCompanyForm>,
+) -> Result<Json<OrgCompanyOne>, ApiError> {
+    form.company.validate_update()?;
+    let (updated, change) =
+        company::update_company(&state.db, id, form.company, form.suspended, state.now()).await?;
+    match change {
+        Suspension::Suspended => audit::record(Some(admin.admin.id), Action::CompanySuspended, id),
+        Suspension::Unsuspended => {
+            audit::record(Some(admin.admin.id), Action::CompanyUnsuspended, id)
+        }
+        Suspension::Unchanged => {}
+    }
+    Ok(Json(OrgCompanyOne {
+        org_companies: CompanyView::team(&updated),
     }))
 }
 
@@ -234,7 +312,7 @@ async fn create_profile(
     Form(form): Form<OrgUserProfileForm>,
 ) -> Result<(StatusCode, Json<OrgUserProfileOne>), ApiError> {
     form.validate_create()?;
-    let view = user_profile::create_profile(&state.db, Scope::All, form).await?;
+    let view = user_profile::create_profile(&state.db, Actor::Team, Scope::All, form).await?;
     audit::record(Some(admin.admin.id), Action::OrgProfileCreated, view.id);
     Ok((
         StatusCode::CREATED,
@@ -264,7 +342,7 @@ async fn update_profile(
     Form(form): Form<OrgUserProfileForm>,
 ) -> Result<Json<OrgUserProfileOne>, ApiError> {
     form.validate_update()?;
-    let view = user_profile::update_profile(&state.db, Scope::All, id, form).await?;
+    let view = user_profile::update_profile(&state.db, Actor::Team, Scope::All, id, form).await?;
     audit::record(Some(admin.admin.id), Action::OrgProfileUpdated, id);
     Ok(Json(OrgUserProfileOne {
         org_user_profiles: view,

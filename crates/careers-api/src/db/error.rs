@@ -12,6 +12,9 @@ pub enum DataError {
     /// The write would break a uniqueness rule: another record already holds the value.
     #[error("{0}")]
     Conflict(String),
+    /// The caller's role may not do this to this record (an admin acting on an owner).
+    #[error("{0}")]
+    Refused(String),
     /// The record to read or change does not exist.
     #[error("not found")]
     NotFound,

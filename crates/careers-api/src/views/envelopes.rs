@@ -11,7 +11,8 @@ use crate::models::careers::user_profile::TalentProfileView;
 use crate::models::identities::email_verification::EmailVerificationView;
 use crate::models::identities::session::SessionView;
 use crate::models::identities::user::UserView;
-use crate::models::org::company::CompanyView;
+use crate::models::org::company::{CompanyView, PublicCompanyView};
+use crate::models::org::invitation::InvitationView;
 use crate::models::org::user_profile::OrgUserProfileView;
 
 /// `meta` of a list (CONTRACT §5).
@@ -79,6 +80,21 @@ envelope!(OrgUserProfileOne {
 envelope!(OrgUserProfileList { org_user_profiles: Vec<OrgUserProfileView>, meta });
 
 envelope!(OrgCompanyList { org_companies: Vec<CompanyView>, meta });
+
+envelope!(OrgCompanyOne {
+    org_companies: CompanyView
+});
+
+envelope!(
+    /// `GET /marketplace/org/companies/:slug`.
+    PublicCompanyOne { org_companies: PublicCompanyView }
+);
+
+envelope!(OrgInvitationOne {
+    org_invitations: InvitationView
+});
+
+envelope!(OrgInvitationList { org_invitations: Vec<InvitationView>, meta });
 
 envelope!(CareersUserProfileOne {
     careers_user_profiles: TalentProfileView

@@ -358,7 +358,7 @@ mod seed {
             let counts = row_counts(&app).await;
             // admins, users, companies, org profiles, talent profiles, certificates, experiences,
             // skills, jobs, applications
-            assert_eq!(counts, vec![1, 4, 2, 2, 1, 2, 2, 3, 5, 1]);
+            assert_eq!(counts, vec![1, 5, 2, 3, 1, 2, 2, 3, 5, 1]);
             let second = careers_api(&env, &["seed", "--demo"]);
             assert!(second.status.success());
             assert!(String::from_utf8_lossy(&second.stdout).contains("0 rows created"));
@@ -370,11 +370,31 @@ mod seed {
                 (USER, "employer@globex.example", "employer-password-1"),
                 (USER, "candidate@example.com", "candidate-password-1"),
                 (USER, "plain@example.com", "plain-password-1"),
+                (USER, "recruiter@acme.example", "recruiter-password-1"),
             ];
             for (ctx, email, password) in logins {
                 let response = app.login_raw(&ctx, email, password).await;
                 assert_eq!(response.status(), StatusCode::CREATED, "{email}");
             }
+            // The demo employers own their companies; the recruiter is Acme's member.
+            for (email, company, role) in [
+                ("employer@acme.example", "Acme", "owner"),
+                ("employer@globex.example", "Globex", "owner"),
+                ("recruiter@acme.example", "Acme", "member"),
+            ] {
+                let sql = format!(
+                    "SELECT op.role || ' ' || c.name FROM org_user_profiles op \
+                     JOIN identities_users u ON u.id = op.identities_user_id \
+                     JOIN org_companies c ON c.id = op.company_id WHERE u.email = '{email}'"
+                );
+                assert_eq!(crate::data_layer::scalar(&app, &sql).await, format!("{role} {company}"));
+            }
+            let unverified = crate::data_layer::scalar(
+                &app,
+                "SELECT COUNT(*) FROM identities_users WHERE email_verified_at IS NULL",
+            )
+            .await;
+            assert_eq!(unverified, "0", "every demo user is verified");
             // Each company has at least two published jobs on the marketplace.
             let jobs: serde_json::Value = app
                 .request(reqwest::Method::GET, "/marketplace/careers/jobs")
@@ -405,6 +425,10 @@ fn seed_refuses_outside_development_and_test() {
         (
             "EMAIL_VERIFICATION_URL",
             "https://app.example.com/verify?token={token}",
+        ),
+        (
+            "INVITATION_URL",
+            "https://app.example.com/invitations?token={token}",
         ),
         (
             "MFA_ENCRYPTION_KEY",

@@ -55,10 +55,16 @@ pub async fn rename_user(app: &TestApp, user_id: i64, first_name: &str, last_nam
     .unwrap();
 }
 
+/// A company named `name`, with a slug made unique by a counter.
 pub async fn company(app: &TestApp, name: &str) -> i64 {
+    static SLUGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
+    let n = SLUGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let now = Utc::now();
     org::company::entity::ActiveModel {
         name: Set(name.into()),
+        slug: Set(format!("{}-f{n}", careers_api::forms::derive_slug(name))),
+        website: Set(None),
+        suspended_at: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()
@@ -69,12 +75,24 @@ pub async fn company(app: &TestApp, name: &str) -> i64 {
     .id
 }
 
+/// An org profile with role `owner` (the role that may do everything).
 pub async fn org_profile(app: &TestApp, user_id: i64, company_id: i64, title: &str) -> i64 {
+    org_profile_as(app, user_id, company_id, title, "owner").await
+}
+
+pub async fn org_profile_as(
+    app: &TestApp,
+    user_id: i64,
+    company_id: i64,
+    title: &str,
+    role: &str,
+) -> i64 {
     let now = Utc::now();
     org::user_profile::entity::ActiveModel {
         identities_user_id: Set(user_id),
         company_id: Set(company_id),
         title: Set(title.into()),
+        role: Set(role.into()),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()

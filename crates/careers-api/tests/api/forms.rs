@@ -397,13 +397,19 @@ backend_tests! {
         let first = plain_user(&app, "first@example.com", "Fir", "St").await;
         let second = plain_user(&app, "second@example.com", "Sec", "Ond").await;
         let mut created = Vec::new();
-        for (user_id, company_id) in [(first, acme), (second, globex)] {
-            let form = json!({"title": "Scout", "identities_user": {"id": user_id},
-                              "company": {"id": company_id}});
+        // Acme's newcomer is a second owner, so that its first may move (the last-owner rule
+        // binds the team's form too); the role defaults to member.
+        for (user_id, company_id, role) in [(first, acme, Some("owner")), (second, globex, None)] {
+            let mut form = json!({"title": "Scout", "identities_user": {"id": user_id},
+                                  "company": {"id": company_id}});
+            if let Some(role) = role {
+                form["role"] = json!(role);
+            }
             let response = post(&app, &admin, ADMIN_ORG_PROFILES, &form).await;
             let body = json(response, StatusCode::CREATED).await;
             assert_eq!(body["org_user_profiles"]["company"]["id"], company_id, "{body}");
             assert_eq!(body["org_user_profiles"]["identities_user"]["id"], user_id, "{body}");
+            assert_eq!(body["org_user_profiles"]["role"], role.unwrap_or("member"), "{body}");
             created.push(body["org_user_profiles"]["id"].as_i64().unwrap());
         }
         // Moving an employer to another company.

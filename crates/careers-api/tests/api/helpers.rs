@@ -140,6 +140,10 @@ impl TestApp {
                     "https://app.example.com/verify?token={token}",
                 ),
                 (
+                    "INVITATION_URL",
+                    "https://app.example.com/invitations?token={token}",
+                ),
+                (
                     "MFA_ENCRYPTION_KEY",
                     "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
                 ),

@@ -10,7 +10,9 @@ use careers_api::models::careers::job_application::{
 use careers_api::models::careers::user_profile::entity as talent_profile;
 use careers_api::models::identities::user::{self, UserBrief, UserView, entity as user_entity};
 use careers_api::models::org::user_profile::{self as org_profile, entity as org_profile_entity};
-use sea_orm::{ColumnTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect,
+};
 use serde_json::{Value, json};
 
 use crate::backend_tests;
@@ -44,6 +46,18 @@ async fn data_set(app: &TestApp) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
     }
     let (recruiter, _) = employer(app, "recruiter@acme.example", acme).await;
     users.push(recruiter);
+    // A member of a suspended company: the employer check reads the role and the suspension.
+    let initech = company(app, "Initech").await;
+    let member = app.create_user("member@initech.example").await;
+    org_profile_as(app, member, initech, "Analyst", "member").await;
+    app.state
+        .db
+        .execute_unprepared(&format!(
+            "UPDATE org_companies SET suspended_at = created_at WHERE id = {initech}"
+        ))
+        .await
+        .unwrap();
+    users.push(member);
     users.push(plain_user(app, "plain@example.com", "Plain", "User").await);
     (vec![acme, globex], jobs, users)
 }
@@ -119,18 +133,28 @@ backend_tests! {
         // The employer check: no user, a user without an org profile, an employer.
         let mut employers = 0;
         for &id in users.iter().chain([&unknown]) {
-            let hot = org_profile::employer_company(db, id).await.unwrap();
+            let hot = org_profile::employer(db, id)
+                .await
+                .unwrap()
+                .map(|e| e.map(|e| (e.user_id, e.profile_id, e.company_id, e.role, e.suspended)));
             let person = user_entity::Entity::find_by_id(id).one(&**db).await.unwrap();
             let profile = org_profile_entity::Entity::find()
                 .filter(org_profile_entity::Column::IdentitiesUserId.eq(id))
+                .find_also_related(careers_api::models::org::company::entity::Entity)
                 .one(&**db)
                 .await
                 .unwrap();
-            let orm = person.map(|_| profile.map(|p| p.company_id));
+            let orm = person.map(|_| {
+                profile.map(|(p, c)| {
+                    let role = careers_api::models::org::Role::parse(&p.role);
+                    let suspended = c.unwrap().suspended_at.is_some();
+                    (id, p.id, p.company_id, role, suspended)
+                })
+            });
             employers += usize::from(matches!(orm, Some(Some(_))));
             assert_eq!(hot, orm, "employer check of user {id}");
         }
-        assert_eq!(employers, 1);
+        assert_eq!(employers, 2);
 
         // The employer's pages: every company, with and without a job filter, pages of several
         // sizes up to one past the last.

@@ -666,6 +666,139 @@ async fn logs_never_contain_reset_tokens_totp_secrets_or_codes() {
     assert!(log.contains("second factor confirmed") && log.contains("recovery code used"));
 }
 
+/// The text of the first message in `outbox` whose text contains `needle` (quoted-printable
+/// soft breaks undone), waiting up to 10 s for the mail worker.
+async fn outbox_message(outbox: &std::path::Path, needle: &str) -> String {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    loop {
+        for entry in std::fs::read_dir(outbox).into_iter().flatten().flatten() {
+            let text = std::fs::read_to_string(entry.path())
+                .unwrap_or_default()
+                .replace("=\r\n", "")
+                .replace("=\n", "")
+                .replace("=3D", "=");
+            if text.contains(needle) {
+                return text;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no message with {needle:?} in the outbox"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// The token of a message's `token=` link.
+fn link_token(text: &str) -> String {
+    let start = text.find("token=").unwrap() + "token=".len();
+    text[start..]
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+        .collect()
+}
+
+/// E-mail verification and an invitation through the real binary at `RUST_LOG=trace`: a
+/// sign-up's verification token and an invitation's token appear in no response and nowhere
+/// in the log (CONTRACT §14).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_never_contain_verification_or_invitation_tokens() {
+    let outbox = std::env::temp_dir().join(format!("careers-proc-outbox-{}", random_suffix()));
+    let mut server = start_with(&[("MAIL_OUTBOX_DIR", outbox.display().to_string())]).await;
+    let client = reqwest::Client::new();
+    let url = |path: &str| format!("{}{}", server.base, path);
+    let mut bodies = String::new();
+
+    // Sam signs up and verifies the address with the message's token.
+    let signed_up = client
+        .post(url("/identities/users"))
+        .json(&sign_up_body("sam@example.com"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(signed_up.status(), StatusCode::CREATED);
+    bodies.push_str(&signed_up.text().await.unwrap());
+    let verification = link_token(&outbox_message(&outbox, "verify-email").await);
+    let verified = client
+        .patch(url("/identities/email_verifications/current"))
+        .json(&json!({ "token": verification }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(verified.status(), StatusCode::NO_CONTENT);
+
+    // Ada (verified by the command line) creates a company and invites Sam, who accepts.
+    let ada = log_in(&client, &url("/identities/sessions")).await;
+    let created = ada
+        .with_csrf(client.post(url("/identities/org/companies")))
+        .json(&json!({ "name": "Analytical Engines" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(created.status(), StatusCode::CREATED);
+    bodies.push_str(&created.text().await.unwrap());
+    let invited = ada
+        .with_csrf(client.post(url("/org/invitations")))
+        .json(&json!({ "email": "sam@example.com", "role": "admin" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(invited.status(), StatusCode::CREATED);
+    bodies.push_str(&invited.text().await.unwrap());
+    let invitation = link_token(&outbox_message(&outbox, "invitations?token").await);
+    let login = client
+        .post(url("/identities/sessions"))
+        .json(&json!({ "email": "sam@example.com", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(login.status(), StatusCode::CREATED);
+    let sam = Creds::from_response(&careers_api::areas::USER, &login);
+    for body in [
+        json!({ "token": invitation }),
+        json!({ "token": invitation, "status": "accepted" }),
+    ] {
+        let answered = sam
+            .with_csrf(client.patch(url("/identities/org/invitations/current")))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answered.status(), StatusCode::OK);
+        bodies.push_str(&answered.text().await.unwrap());
+    }
+    // A used token is refused (and the refusal logged, without it).
+    let used = sam
+        .with_csrf(client.patch(url("/identities/org/invitations/current")))
+        .json(&json!({ "token": invitation, "status": "accepted" }))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(used.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    bodies.push_str(&used.text().await.unwrap());
+    let listed = ada
+        .with_cookies(client.get(url("/org/invitations")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(listed.status(), StatusCode::OK);
+    bodies.push_str(&listed.text().await.unwrap());
+    assert!(bodies.contains("\"accepted\""), "{bodies}");
+
+    let (_, log) = stop(&mut server);
+    let _ = std::fs::remove_dir_all(&outbox);
+    for token in [&verification, &invitation] {
+        assert_eq!(token.len(), 43, "a 256-bit base64url token");
+        assert!(!log.contains(token.as_str()), "the log contains a token");
+        assert!(
+            !bodies.contains(token.as_str()),
+            "a response contains a token"
+        );
+    }
+    assert!(log.contains("invitation sent") && log.contains("mail outbox: delivered"));
+    assert!(log.contains("invitation token refused"));
+}
+
 /// Operations (CONTRACT §13) through the real binary: the Prometheus series on `METRICS_ADDR`
 /// after real requests (route templates, never raw paths), Swagger UI at `/docs` with
 /// `API_DOCS=on`, and audit events of admin actions.

@@ -20,11 +20,12 @@ const USER_KEYS: [&str; 7] = [
     "mobile",
     "phone_code",
 ];
-const ORG_PROFILE_KEYS: [&str; 6] = [
+const ORG_PROFILE_KEYS: [&str; 7] = [
     "company",
     "created_at",
     "id",
     "identities_user",
+    "role",
     "title",
     "updated_at",
 ];
@@ -102,6 +103,10 @@ fn assert_org_profile(value: &Value, id: i64, user_id: i64, company_id: i64, com
     assert_eq!(keys(value), ORG_PROFILE_KEYS, "{value}");
     assert_eq!(value["id"], id, "{value}");
     assert!(value["title"].is_string(), "{value}");
+    assert!(
+        ["owner", "admin", "member"].contains(&value["role"].as_str().unwrap_or_default()),
+        "{value}"
+    );
     assert_timestamp(&value["created_at"]);
     assert_timestamp(&value["updated_at"]);
     assert_eq!(
@@ -432,7 +437,12 @@ backend_tests! {
         let body = ok(get(&app, &admin, "/admin-user/org/companies").await).await;
         let list = assert_list(&body, "org_companies");
         assert_eq!(list.len(), 1, "{body}");
-        assert_eq!(keys(&list[0]), ["created_at", "id", "name", "updated_at"], "{body}");
+        assert_eq!(
+            keys(&list[0]),
+            ["created_at", "id", "name", "slug", "suspended_at", "updated_at", "website"],
+            "{body}"
+        );
+        assert_eq!(list[0]["suspended_at"], Value::Null, "{body}");
         assert_eq!(list[0]["id"], acme);
         assert_eq!(list[0]["name"], "Acme");
         assert_timestamp(&list[0]["created_at"]);

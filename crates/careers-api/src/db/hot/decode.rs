@@ -45,7 +45,7 @@ macro_rules! owned {
     )*};
 }
 
-owned!(i64, Option<i64>, String);
+owned!(i64, Option<i64>, String, Option<String>);
 
 /// A timestamp: sqlx writes a `DateTime<Utc>` to SQLite as RFC 3339 text, which chrono's RFC 3339
 /// parser reads (as sqlx's own decoder does) without the format-string machinery of rusqlite's

@@ -7,6 +7,7 @@ mod m20261126_000004_password_resets;
 mod m20261126_000005_admin_totp;
 mod m20261128_000006_totp_enrolment;
 mod m20261128_000007_email_verification;
+mod m20261128_000008_companies_members;
 
 use sea_orm_migration::prelude::*;
 
@@ -23,6 +24,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261126_000005_admin_totp::Migration),
             Box::new(m20261128_000006_totp_enrolment::Migration),
             Box::new(m20261128_000007_email_verification::Migration),
+            Box::new(m20261128_000008_companies_members::Migration),
         ]
     }
 }

@@ -201,7 +201,7 @@ pub async fn update_job(
     job_view(db, id).await?.ok_or(DataError::Inconsistent)
 }
 
-/// Published jobs, each with the viewer's own applications to it (none when anonymous).
+/// Published jobs of companies that are not suspended, each with the viewer's own applications to it (none when anonymous).
 pub async fn marketplace_jobs(
     db: &DatabaseConnection,
     viewer: Option<i64>,
@@ -209,8 +209,14 @@ pub async fn marketplace_jobs(
     page: u64,
     per_page: u64,
 ) -> Result<(Vec<MarketplaceJobView>, u64), DataError> {
-    let mut published = job::Entity::find().filter(job::Column::Published.eq(true));
-    let mut rows = jobs().filter(job::Column::Published.eq(true));
+    // A suspended company's jobs are out of the marketplace (CONTRACT §14).
+    let mut published = job::Entity::find()
+        .inner_join(company::Entity)
+        .filter(job::Column::Published.eq(true))
+        .filter(company::Column::SuspendedAt.is_null());
+    let mut rows = jobs()
+        .filter(job::Column::Published.eq(true))
+        .filter(company::Column::SuspendedAt.is_null());
     if let Some(id) = job_id {
         published = published.filter(job::Column::Id.eq(id));
         rows = rows.filter(job::Column::Id.eq(id));

@@ -379,7 +379,10 @@ pub async fn apply(
     }
     let job_id = IdRef::id_of(&form.careers_job).ok_or(DataError::Inconsistent)?;
     let txn = crate::db::write_transaction(db).await?;
+    // A job open to applications: published, of a company that is not suspended.
     let Some(job) = job::Entity::find_by_id(job_id)
+        .inner_join(company::Entity)
+        .filter(company::Column::SuspendedAt.is_null())
         .one(&txn)
         .await?
         .filter(|j| j.published)

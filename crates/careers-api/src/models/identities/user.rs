@@ -275,7 +275,7 @@ pub async fn list_users(
 ) -> Result<(Vec<user::Model>, u64), DataError> {
     let mut query = user::Entity::find();
     if let Some(q) = q.map(str::trim).filter(|q| !q.is_empty()) {
-        let pattern = format!("%{}%", escape_like(&q.to_lowercase()));
+        let pattern = format!("%{}%", crate::forms::escape_like(&q.to_lowercase()));
         let like = |column: user::Column| {
             Expr::expr(Func::lower(Expr::col(column)))
                 .like(sea_orm::sea_query::LikeExpr::new(pattern.clone()).escape('\\'))
@@ -292,10 +292,4 @@ pub async fn list_users(
         .all(db)
         .await?;
     Ok((rows, total))
-}
-
-fn escape_like(text: &str) -> String {
-    text.replace('\\', "\\\\")
-        .replace('%', "\\%")
-        .replace('_', "\\_")
 }

@@ -8,6 +8,10 @@ pub struct Model {
     #[sea_orm(primary_key)]
     pub id: i64,
     pub name: String,
+    #[sea_orm(unique)]
+    pub slug: String,
+    pub website: Option<String>,
+    pub suspended_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }

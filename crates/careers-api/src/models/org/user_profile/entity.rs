@@ -11,6 +11,8 @@ pub struct Model {
     pub identities_user_id: i64,
     pub company_id: i64,
     pub title: String,
+    /// `owner`, `admin` or `member` ([`super::Role`]).
+    pub role: String,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
