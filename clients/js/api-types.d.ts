@@ -4,6 +4,40 @@
  */
 
 export interface paths {
+    "/admin-user/careers/jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List every company's jobs */
+        get: operations["get_admin_user_careers_jobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin-user/careers/jobs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Archive a job, or release one the team archived */
+        patch: operations["patch_admin_user_careers_jobs_id"];
+        trace?: never;
+    };
     "/admin-user/identities/users": {
         parameters: {
             query?: never;
@@ -430,7 +464,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List published jobs */
+        /** List open jobs */
         get: operations["get_marketplace_careers_jobs"];
         put?: never;
         post?: never;
@@ -447,7 +481,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Read a published job */
+        /** Read an open job (JSON, or JSON-LD JobPosting) */
         get: operations["get_marketplace_careers_jobs_id"];
         put?: never;
         post?: never;
@@ -550,7 +584,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** Read a job of your company */
+        get: operations["get_org_user_careers_jobs_id"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1016,25 +1051,77 @@ export interface components {
             id: number;
             title: string;
         };
-        /** @description `Careers::Job`: `{title, description, published, company: {id}}`. */
+        /**
+         * @description `Careers::Job`'s form. A `POST` needs `title` and `company`; a `PATCH` keeps what it does
+         *     not send, and `null` clears a nullable attribute.
+         */
         JobForm: {
             company?: components["schemas"]["IdRef"] | null;
+            /** @description ISO 3166-1 alpha-2, upper case, or null. */
+            country_code?: string | null;
+            department?: string | null;
             description?: string | null;
-            published?: boolean | null;
+            /**
+             * @description `full_time`, `part_time`, `contractor`, `temporary`, `intern`, `volunteer`, `per_diem`,
+             *     `other`, or null.
+             */
+            employment_type?: string | null;
+            locality?: string | null;
+            region?: string | null;
+            /** @description ISO 4217 (`EUR`); required with an amount. */
+            salary_currency?: string | null;
+            /** @description `hour`, `day`, `week`, `month` or `year`; required with an amount. */
+            salary_interval?: string | null;
+            /** Format: int64 */
+            salary_max?: number | null;
+            /**
+             * Format: int64
+             * @description Whole major units, ≥ 0.
+             */
+            salary_min?: number | null;
+            status?: components["schemas"]["JobStatus"] | null;
             title?: string | null;
+            /**
+             * Format: date-time
+             * @description RFC 3339; from then on the job reads `closed`.
+             */
+            valid_through?: string | null;
+            /** @description `on_site` (default), `hybrid` or `remote`. */
+            workplace_type?: string | null;
         };
-        /** @description `Careers::Job` with its company. */
+        /**
+         * @description A job's lifecycle (CONTRACT §15).
+         * @enum {string}
+         */
+        JobStatus: "draft" | "open" | "closed" | "archived";
+        /** @description `Careers::Job` with its company, as every area shows it. */
         JobView: {
             company: components["schemas"]["CompanyBrief"];
+            country_code?: string | null;
             /** Format: date-time */
             created_at: string;
+            department?: string | null;
             description: string;
+            employment_type?: string | null;
             /** Format: int64 */
             id: number;
-            published: boolean;
+            locality?: string | null;
+            /** Format: date-time */
+            published_at?: string | null;
+            region?: string | null;
+            salary_currency?: string | null;
+            salary_interval?: string | null;
+            /** Format: int64 */
+            salary_max?: number | null;
+            /** Format: int64 */
+            salary_min?: number | null;
+            status: components["schemas"]["JobStatus"];
             title: string;
             /** Format: date-time */
             updated_at: string;
+            /** Format: date-time */
+            valid_through?: string | null;
+            workplace_type: string;
         };
         /** @description `POST /identities/sessions` and `POST /team/identities/admins/sessions`. */
         LoginForm: {
@@ -1063,6 +1150,14 @@ export interface components {
             per_page: number;
             /** Format: int64 */
             total: number;
+        };
+        /**
+         * @description The team's moderation: `{"status": "archived"}`, or `{"status": "draft"}` for a job the
+         *     team archived (released back to its employer).
+         */
+        ModerationForm: {
+            /** @description `archived`, or `draft` to release a job the team archived. */
+            status?: string | null;
         };
         OrgCompanyList: {
             meta: components["schemas"]["Meta"];
@@ -1256,7 +1351,10 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
         };
-        /** @description The team's form: the company's, plus `suspended`. */
+        /**
+         * @description The team's form: the company's fields, plus `suspended`. The company's part validates as
+         *     the employer's form does ([`CompanyForm::validate_update`]), so its errors keep their paths.
+         */
         TeamCompanyForm: components["schemas"]["CompanyForm"] & {
             /** @description `true` suspends the company (CONTRACT §14), `false` lifts the suspension. */
             suspended?: boolean | null;
@@ -1332,6 +1430,172 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    get_admin_user_careers_jobs: {
+        parameters: {
+            query?: {
+                /** @description Case-insensitive match on the title or the company's name. */
+                q?: string;
+                /** @description Only jobs of this status, as read. */
+                status?: "draft" | "open" | "closed" | "archived";
+                /** @description Only this company's jobs. */
+                company_id?: number;
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 25). */
+                per_page?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Jobs */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CareersJobList"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_admin_user_careers_jobs_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ModerationForm"];
+            };
+        };
+        responses: {
+            /** @description The job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CareersJobOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
     get_admin_user_identities_users: {
         parameters: {
             query?: {
@@ -3872,7 +4136,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Published jobs */
+            /** @description Open jobs of companies that are not suspended, newest first */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -3913,13 +4177,14 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description A published job */
+            /** @description An open job; with `Accept: application/ld+json`, a schema.org JobPosting */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
                     "application/json": components["schemas"]["MarketplaceJobOne"];
+                    "application/ld+json": Record<string, never>;
                 };
             };
             /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
@@ -4164,6 +4429,8 @@ export interface operations {
     get_org_user_careers_jobs: {
         parameters: {
             query?: {
+                /** @description Only jobs of this status, as read (an open job past `valid_through` is closed). */
+                status?: "draft" | "open" | "closed" | "archived";
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 25). */
@@ -4318,6 +4585,74 @@ export interface operations {
             };
             /** @description `validation_failed`, with `fields` keyed by nested path */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_org_user_careers_jobs_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CareersJobOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -89,6 +89,26 @@ pub fn spawn_memory_sweeper(state: &AppState) {
     }
 }
 
+/// How often the stored status of expired open jobs is set to `closed` (CONTRACT §15: within
+/// 60 s; every view reads them closed at once).
+const JOB_CLOSER_PERIOD: Duration = Duration::from_secs(30);
+
+/// Starts the task that stores `closed` for open jobs past their `valid_through`.
+pub fn spawn_job_closer(state: &AppState) {
+    let state = state.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(JOB_CLOSER_PERIOD);
+        loop {
+            tick.tick().await;
+            match crate::models::careers::job::close_expired(&state.db, state.now()).await {
+                Ok(0) => {}
+                Ok(closed) => tracing::info!(closed, "expired jobs closed"),
+                Err(error) => tracing::warn!(%error, "closing expired jobs failed; retrying"),
+            }
+        }
+    });
+}
+
 /// How often the mail worker looks for due work when nobody wakes it.
 const MAIL_POLL: Duration = Duration::from_secs(1);
 

@@ -18,6 +18,8 @@ pub enum Action {
     AdminPasswordSet,
     CompanySuspended,
     CompanyUnsuspended,
+    JobArchived,
+    JobReleased,
 }
 
 impl Action {
@@ -33,6 +35,8 @@ impl Action {
             Self::AdminPasswordSet => "admin.password_set",
             Self::CompanySuspended => "company_suspended",
             Self::CompanyUnsuspended => "company_unsuspended",
+            Self::JobArchived => "job_archived",
+            Self::JobReleased => "job_released",
         }
     }
 }

@@ -329,6 +329,7 @@ impl From<DataError> for ApiError {
             DataError::Invalid { field, message } => Self::field(field, message),
             DataError::Conflict(message) => Self::Conflict(message),
             DataError::Refused(message) => Self::Refused(message),
+            DataError::Fields(invalid) => invalid.into(),
             DataError::NotFound => Self::NotFound,
             DataError::Inconsistent => {
                 tracing::error!(%error, "data layer");

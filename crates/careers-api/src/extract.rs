@@ -136,3 +136,32 @@ impl<S: Send + Sync> FromRequestParts<S> for RequestHost {
         ))
     }
 }
+
+/// Whether the request's `Accept` asks for JSON-LD (`application/ld+json`): the marketplace's job
+/// page answers a schema.org `JobPosting` then (CONTRACT §15).
+pub struct WantsJsonLd(pub bool);
+
+impl<S: Send + Sync> FromRequestParts<S> for WantsJsonLd {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let wants = parts
+            .headers
+            .get_all(header::ACCEPT)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .flat_map(|v| v.split(','))
+            .any(|item| {
+                let mut parts = item.split(';');
+                let media = parts.next().unwrap_or("").trim();
+                let refused = parts.any(|p| {
+                    p.trim()
+                        .strip_prefix("q=")
+                        .and_then(|q| q.trim().parse::<f32>().ok())
+                        == Some(0.0)
+                });
+                media.eq_ignore_ascii_case("application/ld+json") && !refused
+            });
+        Ok(Self(wants))
+    }
+}

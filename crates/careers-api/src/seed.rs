@@ -68,13 +68,76 @@ const ACME_RECRUITER: DemoUser = DemoUser {
     last_name: "Recruiter",
 };
 
-/// (company, title, published)
-const JOBS: &[(&str, &str, bool)] = &[
-    ("Acme", "Senior Rust Engineer", true),
-    ("Acme", "Platform Engineer", true),
-    ("Acme", "Office Manager", false),
-    ("Globex", "Data Analyst", true),
-    ("Globex", "Product Designer", true),
+/// A demo job (CONTRACT §7: Acme and Globex each have at least two open jobs, with their
+/// places, types and salaries, remote and on-site ones among them).
+struct DemoJob {
+    company: &'static str,
+    title: &'static str,
+    open: bool,
+    department: &'static str,
+    employment_type: &'static str,
+    workplace_type: &'static str,
+    /// (country, region, locality); the country alone for a remote job.
+    place: (
+        Option<&'static str>,
+        Option<&'static str>,
+        Option<&'static str>,
+    ),
+    /// (min, max, currency, interval)
+    salary: Option<(i64, i64, &'static str, &'static str)>,
+}
+
+const JOBS: &[DemoJob] = &[
+    DemoJob {
+        company: "Acme",
+        title: "Senior Rust Engineer",
+        open: true,
+        department: "Engineering",
+        employment_type: "full_time",
+        workplace_type: "hybrid",
+        place: (Some("DE"), Some("Berlin"), Some("Berlin")),
+        salary: Some((75_000, 95_000, "EUR", "year")),
+    },
+    DemoJob {
+        company: "Acme",
+        title: "Platform Engineer",
+        open: true,
+        department: "Engineering",
+        employment_type: "full_time",
+        workplace_type: "remote",
+        place: (Some("DE"), None, None),
+        salary: Some((70_000, 90_000, "EUR", "year")),
+    },
+    DemoJob {
+        company: "Acme",
+        title: "Office Manager",
+        open: false,
+        department: "Operations",
+        employment_type: "part_time",
+        workplace_type: "on_site",
+        place: (Some("DE"), Some("Bavaria"), Some("Munich")),
+        salary: None,
+    },
+    DemoJob {
+        company: "Globex",
+        title: "Data Analyst",
+        open: true,
+        department: "Analytics",
+        employment_type: "full_time",
+        workplace_type: "on_site",
+        place: (Some("US"), Some("Oregon"), Some("Springfield")),
+        salary: Some((85_000, 110_000, "USD", "year")),
+    },
+    DemoJob {
+        company: "Globex",
+        title: "Product Designer",
+        open: true,
+        department: "Design",
+        employment_type: "contractor",
+        workplace_type: "remote",
+        place: (None, None, None),
+        salary: Some((60, 90, "USD", "hour")),
+    },
 ];
 
 fn date(y: i32, m: u32, d: u32) -> Option<NaiveDate> {
@@ -243,8 +306,8 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
     }
 
     let mut job_ids = Vec::new();
-    for (company, title, published) in JOBS {
-        let company = company_id(company);
+    for demo in JOBS {
+        let (company, title) = (company_id(demo.company), &demo.title);
         let job = ensure(
             &txn,
             job::Entity::find()
@@ -254,7 +317,20 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
                 company_id: Set(company),
                 title: Set((*title).into()),
                 description: Set(format!("{title}: join us and build the future of hiring.")),
-                published: Set(*published),
+                status: Set(if demo.open { "open" } else { "draft" }.into()),
+                department: Set(Some(demo.department.into())),
+                employment_type: Set(Some(demo.employment_type.into())),
+                workplace_type: Set(demo.workplace_type.into()),
+                country_code: Set(demo.place.0.map(Into::into)),
+                region: Set(demo.place.1.map(Into::into)),
+                locality: Set(demo.place.2.map(Into::into)),
+                salary_min: Set(demo.salary.map(|s| s.0)),
+                salary_max: Set(demo.salary.map(|s| s.1)),
+                salary_currency: Set(demo.salary.map(|s| s.2.into())),
+                salary_interval: Set(demo.salary.map(|s| s.3.into())),
+                valid_through: Set(None),
+                published_at: Set(demo.open.then_some(now)),
+                moderated_at: Set(None),
                 created_at: Set(now),
                 updated_at: Set(now),
                 ..Default::default()

@@ -66,7 +66,7 @@ async fn apply(
     Form(form): Form<JobApplicationForm>,
 ) -> Result<(StatusCode, Json<CandidateApplicationOne>), ApiError> {
     form.validate()?;
-    let item = job_application::apply(&state.db, ctx.profile.id, form).await?;
+    let item = job_application::apply(&state.db, ctx.profile.id, form, state.now()).await?;
     Ok((
         StatusCode::CREATED,
         Json(CandidateApplicationOne {

@@ -15,7 +15,7 @@ use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
 };
 use crate::extract::{Json as Form, Path, Query};
-use crate::models::careers::job::{self, JobForm};
+use crate::models::careers::job::{self, JobForm, JobStatus};
 use crate::models::careers::job_application;
 use crate::models::org::Scope;
 use crate::models::org::user_profile::{self, OrgUserProfileForm, OrgUserProfileView};
@@ -31,7 +31,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(list_profiles, create_profile))
         .routes(routes!(show_profile, update_profile))
         .routes(routes!(list_jobs, create_job))
-        .routes(routes!(update_job))
+        .routes(routes!(show_job, update_job))
         .routes(routes!(list_applications))
         .routes(routes!(show_application))
 }
@@ -142,12 +142,24 @@ async fn update_profile(
     ))
 }
 
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct JobListParams {
+    /// Only jobs of this status, as read (an open job past `valid_through` is closed).
+    #[param(inline)]
+    status: Option<JobStatus>,
+    /// Page number, from 1.
+    page: Option<u64>,
+    /// Items per page, 1 to 100 (default 25).
+    per_page: Option<u64>,
+}
+
 #[utoipa::path(
     get,
     path = "/org-user/careers/jobs",
     tag = "employer",
     summary = "List your company's jobs",
-    params(PageParams),
+    params(JobListParams),
     responses(
         (status = 200, description = "Your company's jobs", body = CareersJobList),
         MalformedRequest, AreaErrors, NotFound, Unavailable
@@ -157,14 +169,49 @@ async fn update_profile(
 async fn list_jobs(
     ctx: EmployerCtx,
     State(state): State<AppState>,
-    Query(params): Query<PageParams>,
+    Query(params): Query<JobListParams>,
 ) -> Result<Json<CareersJobList>, ApiError> {
-    let (page, per_page) = params.resolve()?;
-    let (rows, total) = job::company_jobs(&state.db, ctx.company_id, page, per_page).await?;
+    let (page, per_page) = PageParams {
+        page: params.page,
+        per_page: params.per_page,
+    }
+    .resolve()?;
+    let (rows, total) = job::company_jobs(
+        &state.db,
+        ctx.company_id,
+        params.status,
+        page,
+        per_page,
+        state.now(),
+    )
+    .await?;
     Ok(Json(CareersJobList {
         careers_jobs: rows,
         meta: Meta::new(page, per_page, total),
     }))
+}
+
+#[utoipa::path(
+    get,
+    path = "/org-user/careers/jobs/{id}",
+    tag = "employer",
+    summary = "Read a job of your company",
+    params(("id" = i64, Path, description = "Record id")),
+    responses(
+        (status = 200, description = "The job", body = CareersJobOne),
+        MalformedRequest, AreaErrors, NotFound, Unavailable
+    ),
+    security(("user_session" = []))
+)]
+async fn show_job(
+    ctx: EmployerCtx,
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+) -> Result<Json<CareersJobOne>, ApiError> {
+    let view = job::company_job(&state.db, ctx.company_id, id, state.now())
+        .await?
+        .ok_or(ApiError::NotFound)?;
+    Ok(Json(CareersJobOne { careers_jobs: view }))
 }
 
 #[utoipa::path(
@@ -185,7 +232,7 @@ async fn create_job(
     Form(form): Form<JobForm>,
 ) -> Result<(StatusCode, Json<CareersJobOne>), ApiError> {
     form.validate_create()?;
-    let view = job::create_job(&state.db, ctx.company_id, form).await?;
+    let view = job::create_job(&state.db, ctx.company_id, form, state.now()).await?;
     Ok((
         StatusCode::CREATED,
         Json(CareersJobOne { careers_jobs: view }),
@@ -212,7 +259,7 @@ async fn update_job(
     Form(form): Form<JobForm>,
 ) -> Result<Json<CareersJobOne>, ApiError> {
     form.validate_update()?;
-    let view = job::update_job(&state.db, ctx.company_id, id, form).await?;
+    let view = job::update_job(&state.db, ctx.company_id, id, form, state.now()).await?;
     Ok(Json(CareersJobOne { careers_jobs: view }))
 }
 

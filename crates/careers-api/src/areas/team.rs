@@ -14,6 +14,7 @@ use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
 };
 use crate::extract::{Json as Form, Path, Query};
+use crate::models::careers::job::{self, JobStatus, Moderation};
 use crate::models::identities::session::SessionView;
 use crate::models::identities::user::{self, UserView};
 use crate::models::org::company::{self, CompanyView, Suspension, TeamCompanyForm};
@@ -21,8 +22,8 @@ use crate::models::org::user_profile::{self, OrgUserProfileForm};
 use crate::models::org::{Actor, Scope};
 use crate::state::AppState;
 use crate::views::{
-    IdentitiesUserList, OrgCompanyList, OrgCompanyOne, OrgUserProfileList, OrgUserProfileOne,
-    SessionList,
+    CareersJobList, CareersJobOne, IdentitiesUserList, OrgCompanyList, OrgCompanyOne,
+    OrgUserProfileList, OrgUserProfileOne, SessionList,
 };
 use crate::views::{Json, Meta, PageParams};
 
@@ -32,6 +33,8 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(list_user_sessions, end_user_sessions))
         .routes(routes!(list_companies))
         .routes(routes!(show_company, update_company))
+        .routes(routes!(list_jobs))
+        .routes(routes!(moderate_job))
         .routes(routes!(list_profiles, create_profile))
         .routes(routes!(show_profile, update_profile))
 }
@@ -242,6 +245,96 @@ async fn update_company(
     Ok(Json(OrgCompanyOne {
         org_companies: CompanyView::team(&updated),
     }))
+}
+
+#[derive(Debug, Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
+struct TeamJobParams {
+    /// Case-insensitive match on the title or the company's name.
+    q: Option<String>,
+    /// Only jobs of this status, as read.
+    #[param(inline)]
+    status: Option<JobStatus>,
+    /// Only this company's jobs.
+    company_id: Option<i64>,
+    /// Page number, from 1.
+    page: Option<u64>,
+    /// Items per page, 1 to 100 (default 25).
+    per_page: Option<u64>,
+}
+
+#[utoipa::path(
+    get,
+    path = "/admin-user/careers/jobs",
+    tag = "team",
+    summary = "List every company's jobs",
+    params(TeamJobParams),
+    responses(
+        (status = 200, description = "Jobs", body = CareersJobList),
+        MalformedRequest, AreaErrors, Unavailable
+    ),
+    security(("admin_session" = []))
+)]
+async fn list_jobs(
+    _admin: AdminCtx,
+    State(state): State<AppState>,
+    Query(params): Query<TeamJobParams>,
+) -> Result<Json<CareersJobList>, ApiError> {
+    let (page, per_page) = PageParams {
+        page: params.page,
+        per_page: params.per_page,
+    }
+    .resolve()?;
+    let (rows, total) = job::team_jobs(
+        &state.db,
+        params.q.as_deref(),
+        params.status,
+        params.company_id,
+        page,
+        per_page,
+        state.now(),
+    )
+    .await?;
+    Ok(Json(CareersJobList {
+        careers_jobs: rows,
+        meta: Meta::new(page, per_page, total),
+    }))
+}
+
+/// The team's moderation: `{"status": "archived"}`, or `{"status": "draft"}` for a job the
+/// team archived (released back to its employer).
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+struct ModerationForm {
+    /// `archived`, or `draft` to release a job the team archived.
+    status: Option<String>,
+}
+
+#[utoipa::path(
+    patch,
+    path = "/admin-user/careers/jobs/{id}",
+    tag = "team",
+    summary = "Archive a job, or release one the team archived",
+    params(("id" = i64, Path, description = "Record id")),
+    request_body = ModerationForm,
+    responses(
+        (status = 200, description = "The job", body = CareersJobOne),
+        FormErrors, UnsafeAreaErrors, NotFound, Unavailable
+    ),
+    security(("admin_session" = [], "csrf_token" = []))
+)]
+async fn moderate_job(
+    admin: AdminCtx,
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    Form(form): Form<ModerationForm>,
+) -> Result<Json<CareersJobOne>, ApiError> {
+    let (view, action) = job::moderate(&state.db, id, form.status.as_deref(), state.now()).await?;
+    let action = match action {
+        Moderation::Archived => Action::JobArchived,
+        Moderation::Released => Action::JobReleased,
+    };
+    audit::record(Some(admin.admin.id), action, id);
+    Ok(Json(CareersJobOne { careers_jobs: view }))
 }
 
 #[utoipa::path(

@@ -9,6 +9,10 @@ pub enum DataError {
     /// (`field` is the nested form path, such as `company.id`).
     #[error("{field} {message}")]
     Invalid { field: String, message: String },
+    /// The record the input would make breaks a rule between its fields (an open job without a
+    /// place): the field errors, keyed by path.
+    #[error("validation failed")]
+    Fields(crate::forms::Invalid),
     /// The write would break a uniqueness rule: another record already holds the value.
     #[error("{0}")]
     Conflict(String),
@@ -25,6 +29,12 @@ pub enum DataError {
     /// The database failed or could not be reached.
     #[error(transparent)]
     Database(#[from] DbErr),
+}
+
+impl From<crate::forms::Invalid> for DataError {
+    fn from(invalid: crate::forms::Invalid) -> Self {
+        Self::Fields(invalid)
+    }
 }
 
 impl DataError {

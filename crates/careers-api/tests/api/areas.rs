@@ -325,16 +325,17 @@ backend_tests! {
         let dan_first = application(&app, first, dan_profile).await;
         let dan_second = application(&app, second, dan_profile).await;
 
+        // Newest first: the second job leads.
         let body = ok(get(&app, &cara, MARKETPLACE).await).await;
         assert_eq!(
             marketplace_applications(&body),
-            [(first, vec![cara_first]), (second, vec![])],
+            [(second, vec![]), (first, vec![cara_first])],
             "{body}"
         );
         let body = ok(get(&app, &dan, MARKETPLACE).await).await;
         assert_eq!(
             marketplace_applications(&body),
-            [(first, vec![dan_first]), (second, vec![dan_second])],
+            [(second, vec![dan_second]), (first, vec![dan_first])],
             "{body}"
         );
         let one = ok(get(&app, &cara, &format!("{MARKETPLACE}/{first}")).await).await;
@@ -344,7 +345,7 @@ backend_tests! {
         // A logged-in user without a talent profile is neither rejected nor given anything.
         let (_, plain) = app.user_session("plain@example.com").await;
         let body = ok(get(&app, &plain, MARKETPLACE).await).await;
-        assert_eq!(marketplace_applications(&body), [(first, vec![]), (second, vec![])]);
+        assert_eq!(marketplace_applications(&body), [(second, vec![]), (first, vec![])]);
     }
 
     async fn marketplace_treats_a_garbage_or_foreign_cookie_as_anonymous(backend) {
@@ -386,7 +387,7 @@ backend_tests! {
         assert_eq!(marketplace_applications(&body), [(job_id, vec![application_id])]);
     }
 
-    async fn marketplace_lists_only_published_jobs(backend) {
+    async fn marketplace_lists_only_open_jobs_newest_first(backend) {
         let app = TestApp::spawn(backend).await;
         let acme = company(&app, "Acme").await;
         let globex = company(&app, "Globex").await;
@@ -395,10 +396,10 @@ backend_tests! {
         let other = job(&app, globex, "Go engineer", true).await;
         let (_, cara) = app.user_session("cara@example.com").await;
         let body = ok(get_anon(&app, MARKETPLACE).await).await;
-        assert_eq!(ids(&body["careers_jobs"]), [open, other], "{body}");
+        assert_eq!(ids(&body["careers_jobs"]), [other, open], "{body}");
         assert_eq!(body["meta"]["total"], 2, "{body}");
         let body = ok(get(&app, &cara, MARKETPLACE).await).await;
-        assert_eq!(ids(&body["careers_jobs"]), [open, other], "{body}");
+        assert_eq!(ids(&body["careers_jobs"]), [other, open], "{body}");
         ok(get_anon(&app, &format!("{MARKETPLACE}/{open}")).await).await;
         let path = format!("{MARKETPLACE}/{draft}");
         expect_error(get_anon(&app, &path).await, StatusCode::NOT_FOUND, "not_found").await;
@@ -439,7 +440,7 @@ backend_tests! {
         let draft = job(&app, acme, "Secret project", false).await;
         let rival = job(&app, globex, "Go engineer", true).await;
         let list = ok(get(&app, &boss, "/org-user/careers/jobs").await).await;
-        assert_eq!(ids(&list["careers_jobs"]), [open, draft], "published or not: {list}");
+        assert_eq!(ids(&list["careers_jobs"]), [open, draft], "open or not: {list}");
         assert_eq!(list["meta"]["total"], 2, "{list}");
         let path = format!("/org-user/careers/jobs/{rival}");
         let response = patch(&app, &boss, &path, &json!({"title": "Mine now"})).await;

@@ -395,14 +395,24 @@ mod seed {
             )
             .await;
             assert_eq!(unverified, "0", "every demo user is verified");
-            // Each company has at least two published jobs on the marketplace.
+            // Each company has at least two open jobs on the marketplace.
             let jobs: serde_json::Value = app
                 .request(reqwest::Method::GET, "/marketplace/careers/jobs")
                 .send().await.unwrap().json().await.unwrap();
             for company in ["Acme", "Globex"] {
-                let published = jobs["careers_jobs"].as_array().unwrap().iter()
+                let open_jobs = jobs["careers_jobs"].as_array().unwrap().iter()
                     .filter(|j| j["company"]["name"] == company).count();
-                assert!(published >= 2, "{company}: {published}");
+                assert!(open_jobs >= 2, "{company}: {open_jobs}");
+            }
+            // With their places, types and salaries; remote and on-site ones among them.
+            let open = jobs["careers_jobs"].as_array().unwrap();
+            for job in open {
+                assert_eq!(job["status"], "open", "{job}");
+                assert!(job["employment_type"].is_string() && job["salary_currency"].is_string(), "{job}");
+                assert!(job["country_code"].is_string() || job["workplace_type"] == "remote", "{job}");
+            }
+            for place in ["remote", "on_site"] {
+                assert!(open.iter().any(|j| j["workplace_type"] == place), "{place}");
             }
         }
     }

@@ -59,11 +59,17 @@ pub async fn rename_user(app: &TestApp, user_id: i64, first_name: &str, last_nam
 pub async fn company(app: &TestApp, name: &str) -> i64 {
     static SLUGS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
     let n = SLUGS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let slug = format!("{}-f{n}", careers_api::forms::derive_slug(name));
+    company_with(app, name, &slug, None).await
+}
+
+/// A company row with the given slug and website.
+pub async fn company_with(app: &TestApp, name: &str, slug: &str, website: Option<&str>) -> i64 {
     let now = Utc::now();
     org::company::entity::ActiveModel {
         name: Set(name.into()),
-        slug: Set(format!("{}-f{n}", careers_api::forms::derive_slug(name))),
-        website: Set(None),
+        slug: Set(slug.into()),
+        website: Set(website.map(Into::into)),
         suspended_at: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
@@ -178,13 +184,27 @@ pub async fn skill(app: &TestApp, profile_id: i64, name: &str) -> i64 {
     .id
 }
 
-pub async fn job(app: &TestApp, company_id: i64, title: &str, published: bool) -> i64 {
+/// An on-site job in Berlin: `open` (published now) when `open`, else a `draft`.
+pub async fn job(app: &TestApp, company_id: i64, title: &str, open: bool) -> i64 {
     let now = Utc::now();
     careers::job::entity::ActiveModel {
         company_id: Set(company_id),
         title: Set(title.into()),
         description: Set(format!("About the {title} role")),
-        published: Set(published),
+        status: Set(if open { "open" } else { "draft" }.into()),
+        department: Set(None),
+        employment_type: Set(Some("full_time".into())),
+        workplace_type: Set("on_site".into()),
+        country_code: Set(Some("DE".into())),
+        region: Set(None),
+        locality: Set(Some("Berlin".into())),
+        salary_min: Set(None),
+        salary_max: Set(None),
+        salary_currency: Set(None),
+        salary_interval: Set(None),
+        valid_through: Set(None),
+        published_at: Set(open.then_some(now)),
+        moderated_at: Set(None),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()

@@ -470,7 +470,7 @@ backend_tests! {
         expect_fields(post(&app, &boss, JOBS, &flat).await, &["company"]).await;
         expect_fields(post(&app, &boss, JOBS, &json!({"company": {"id": acme}})).await,
                       &["title"]).await;
-        let wrong_type = json!({"title": "Typed", "published": "yes", "company": {"id": acme}});
+        let wrong_type = json!({"title": "Typed", "salary_min": "many", "company": {"id": acme}});
         let response = post(&app, &boss, JOBS, &wrong_type).await;
         expect_error(response, StatusCode::BAD_REQUEST, "malformed_request").await;
         assert_eq!(list_ids(&app, &boss, JOBS, "careers_jobs").await, [0i64; 0]);
@@ -479,11 +479,12 @@ backend_tests! {
                           "company": {"id": acme}});
         let body = json(post(&app, &boss, JOBS, &form).await, StatusCode::CREATED).await;
         let job_id = body["careers_jobs"]["id"].as_i64().unwrap();
-        assert_eq!(body["careers_jobs"]["published"], false, "default: {body}");
+        assert_eq!(body["careers_jobs"]["status"], "draft", "default: {body}");
         let path = format!("{JOBS}/{job_id}");
-        let body = ok(patch(&app, &boss, &path, &json!({"published": true})).await).await;
-        assert_eq!(body["careers_jobs"]["published"], true);
-        assert_eq!(body["careers_jobs"]["title"], "Rust engineer", "only published changed");
+        let opening = json!({"status": "open", "workplace_type": "remote"});
+        let body = ok(patch(&app, &boss, &path, &opening).await).await;
+        assert_eq!(body["careers_jobs"]["status"], "open");
+        assert_eq!(body["careers_jobs"]["title"], "Rust engineer", "only the status changed");
         let response = patch(&app, &boss, &path, &json!({"title": ""})).await;
         expect_fields(response, &["title"]).await;
         let response = patch(&app, &boss, &path, &json!({"company": {"id": globex}})).await;

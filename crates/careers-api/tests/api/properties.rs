@@ -278,7 +278,7 @@ fn json_value() -> impl Strategy<Value = Value> {
                     Just("careers_job".to_string()),
                     Just("careers_user_profile".to_string()),
                     Just("careers_experience".to_string()),
-                    Just("published".to_string()),
+                    Just("status".to_string()),
                     "[a-z_]{1,12}",
                 ],
                 inner,

@@ -31,24 +31,48 @@ const ORG_PROFILE_KEYS: [&str; 7] = [
 ];
 const NAME_KEYS: [&str; 3] = ["first_name", "id", "last_name"];
 const COMPANY_KEYS: [&str; 2] = ["id", "name"];
-const JOB_KEYS: [&str; 7] = [
+const JOB_KEYS: [&str; 19] = [
     "company",
+    "country_code",
     "created_at",
+    "department",
     "description",
+    "employment_type",
     "id",
-    "published",
+    "locality",
+    "published_at",
+    "region",
+    "salary_currency",
+    "salary_interval",
+    "salary_max",
+    "salary_min",
+    "status",
     "title",
     "updated_at",
+    "valid_through",
+    "workplace_type",
 ];
-const MARKETPLACE_JOB_KEYS: [&str; 8] = [
+const MARKETPLACE_JOB_KEYS: [&str; 20] = [
     "careers_job_applications",
     "company",
+    "country_code",
     "created_at",
+    "department",
     "description",
+    "employment_type",
     "id",
-    "published",
+    "locality",
+    "published_at",
+    "region",
+    "salary_currency",
+    "salary_interval",
+    "salary_max",
+    "salary_min",
+    "status",
     "title",
     "updated_at",
+    "valid_through",
+    "workplace_type",
 ];
 const OWN_APPLICATION_KEYS: [&str; 3] = ["created_at", "id", "status"];
 const APPLICATION_KEYS: [&str; 6] = [
@@ -325,7 +349,7 @@ backend_tests! {
         let list = assert_list(&body, "careers_jobs");
         assert_eq!(keys(&list[0]), JOB_KEYS, "{body}");
         assert_eq!(list[0]["id"], job_id);
-        assert_eq!(list[0]["published"], true);
+        assert_eq!(list[0]["status"], "open");
         assert_eq!(list[0]["description"], "About the Rust engineer role");
         assert_eq!(list[0]["company"], json!({"id": acme, "name": "Acme"}));
         assert_timestamp(&list[0]["created_at"]);
@@ -335,13 +359,17 @@ backend_tests! {
                         StatusCode::CREATED).await;
         let created = assert_single(&body, "careers_jobs");
         assert_eq!(keys(created), JOB_KEYS, "{body}");
-        assert_eq!(created["published"], false, "default: {body}");
+        assert_eq!(created["status"], "draft", "default: {body}");
+        assert_eq!(created["workplace_type"], "on_site", "default: {body}");
+        assert_eq!(created["published_at"], Value::Null, "{body}");
         assert_eq!(created["company"], json!({"id": acme, "name": "Acme"}));
         let path = format!("/org-user/careers/jobs/{}", created["id"]);
-        let body = ok(patch(&app, &boss, &path, &json!({"published": true})).await).await;
+        let opening = json!({"status": "open", "country_code": "DE"});
+        let body = ok(patch(&app, &boss, &path, &opening).await).await;
         let patched = assert_single(&body, "careers_jobs");
         assert_eq!(keys(patched), JOB_KEYS, "{body}");
-        assert_eq!(patched["published"], true);
+        assert_eq!(patched["status"], "open");
+        assert_timestamp(&patched["published_at"]);
         assert_eq!(patched["title"], "Go engineer");
     }
 
@@ -449,7 +477,7 @@ backend_tests! {
         assert_eq!(body["meta"], json!({"page": 1, "per_page": 25, "total": 1}));
     }
 
-    async fn pagination_slices_lists_in_id_order_and_reports_the_total(backend) {
+    async fn pagination_slices_lists_in_order_and_reports_the_total(backend) {
         let app = TestApp::spawn(backend).await;
         let acme = company(&app, "Acme").await;
         let mut jobs = Vec::new();
@@ -457,6 +485,8 @@ backend_tests! {
             jobs.push(job(&app, acme, &format!("Job {n}"), true).await);
         }
         job(&app, acme, "Draft", false).await;
+        // The marketplace lists newest first.
+        jobs.reverse();
         let path = "/marketplace/careers/jobs";
         let body = ok(get_anon(&app, path).await).await;
         assert_eq!(ids(&body["careers_jobs"]), jobs, "{body}");

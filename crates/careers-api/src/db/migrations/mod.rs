@@ -8,6 +8,7 @@ mod m20261126_000005_admin_totp;
 mod m20261128_000006_totp_enrolment;
 mod m20261128_000007_email_verification;
 mod m20261128_000008_companies_members;
+mod m20261128_000009_structured_jobs;
 
 use sea_orm_migration::prelude::*;
 
@@ -25,6 +26,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000006_totp_enrolment::Migration),
             Box::new(m20261128_000007_email_verification::Migration),
             Box::new(m20261128_000008_companies_members::Migration),
+            Box::new(m20261128_000009_structured_jobs::Migration),
         ]
     }
 }

@@ -1,14 +1,15 @@
-//! `Careers::Job`: a company's job posting, as employers manage it and the marketplace shows it.
+//! `Careers::Job` (CONTRACT §15): a company's posting with its place, types, salary range and
+//! lifecycle, as employers manage it, the team moderates it and the marketplace shows it.
 
 pub mod entity;
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, DatabaseConnection, EntityTrait,
-    FromQueryResult, JoinType, PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, RelationTrait,
-    Select, Set,
+    ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
+    PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Select, Set,
 };
 use serde::{Deserialize, Serialize};
 
@@ -16,47 +17,441 @@ use self::entity as job;
 use super::briefs::OwnApplication;
 use super::job_application::entity as application;
 use super::user_profile::profile_of_user;
-use crate::db::{DataError, page_of};
-
-use crate::forms::{Errors, IdRef, Invalid};
+use crate::db::{DataError, write_transaction};
+use crate::forms::{self, Errors, IdRef, Invalid};
 use crate::models::org::company::{CompanyBrief, entity as company};
 
-/// `Careers::Job`: `{title, description, published, company: {id}}`.
+/// A job's lifecycle (CONTRACT §15).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum JobStatus {
+    Draft,
+    Open,
+    Closed,
+    Archived,
+}
+
+impl JobStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Draft => "draft",
+            Self::Open => "open",
+            Self::Closed => "closed",
+            Self::Archived => "archived",
+        }
+    }
+
+    fn parse(text: &str) -> Option<Self> {
+        match text {
+            "draft" => Some(Self::Draft),
+            "open" => Some(Self::Open),
+            "closed" => Some(Self::Closed),
+            "archived" => Some(Self::Archived),
+            _ => None,
+        }
+    }
+
+    /// The status every view reads: an open job whose `valid_through` has come is closed.
+    pub fn effective(
+        stored: &str,
+        valid_through: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) -> Self {
+        match Self::parse(stored).unwrap_or(Self::Draft) {
+            Self::Open if valid_through.is_some_and(|t| t <= now) => Self::Closed,
+            status => status,
+        }
+    }
+
+    /// The transitions an employer's `PATCH` may make, judged on the status as read.
+    fn may_become(self, next: Self) -> bool {
+        use JobStatus::*;
+        matches!(
+            (self, next),
+            (Draft, Open)
+                | (Open, Closed)
+                | (Closed, Open)
+                | (Draft | Open | Closed, Archived)
+                | (Archived, Draft)
+        )
+    }
+}
+
+/// schema.org's employment types, as the API spells them.
+pub const EMPLOYMENT_TYPES: [&str; 8] = [
+    "full_time",
+    "part_time",
+    "contractor",
+    "temporary",
+    "intern",
+    "volunteer",
+    "per_diem",
+    "other",
+];
+pub const WORKPLACE_TYPES: [&str; 3] = ["on_site", "hybrid", "remote"];
+pub const SALARY_INTERVALS: [&str; 5] = ["hour", "day", "week", "month", "year"];
+
+/// `Careers::Job`'s form. A `POST` needs `title` and `company`; a `PATCH` keeps what it does
+/// not send, and `null` clears a nullable attribute.
 #[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
 pub struct JobForm {
     #[garde(length(chars, min = 1, max = 200))]
     pub title: Option<String>,
     #[garde(length(chars, max = 20_000))]
     pub description: Option<String>,
+    /// `draft`, `open`, `closed` or `archived` (see the transitions).
     #[garde(skip)]
-    pub published: Option<bool>,
+    #[schema(value_type = Option<JobStatus>)]
+    pub status: Option<String>,
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<String>)]
+    pub department: Option<Option<String>>,
+    /// `full_time`, `part_time`, `contractor`, `temporary`, `intern`, `volunteer`, `per_diem`,
+    /// `other`, or null.
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<String>)]
+    pub employment_type: Option<Option<String>>,
+    /// `on_site` (default), `hybrid` or `remote`.
+    #[garde(skip)]
+    pub workplace_type: Option<String>,
+    /// ISO 3166-1 alpha-2, upper case, or null.
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<String>)]
+    pub country_code: Option<Option<String>>,
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<String>)]
+    pub region: Option<Option<String>>,
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<String>)]
+    pub locality: Option<Option<String>>,
+    /// Whole major units, ≥ 0.
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<i64>)]
+    pub salary_min: Option<Option<i64>>,
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<i64>)]
+    pub salary_max: Option<Option<i64>>,
+    /// ISO 4217 (`EUR`); required with an amount.
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<String>)]
+    pub salary_currency: Option<Option<String>>,
+    /// `hour`, `day`, `week`, `month` or `year`; required with an amount.
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<String>)]
+    pub salary_interval: Option<Option<String>>,
+    /// RFC 3339; from then on the job reads `closed`.
+    #[garde(skip)]
+    #[serde(default, deserialize_with = "forms::nullable")]
+    #[schema(value_type = Option<String>, format = DateTime)]
+    pub valid_through: Option<Option<String>>,
     #[garde(dive)]
     pub company: Option<IdRef>,
 }
 
 impl JobForm {
     pub fn validate_create(&self) -> Result<(), Invalid> {
-        let mut errors = Errors::of(self);
+        let mut errors = self.errors();
         errors.require("title", self.title.is_some());
         errors.require("company", self.company.is_some());
+        if let Some(status) = &self.status
+            && !matches!(status.as_str(), "draft" | "open")
+        {
+            errors.add("status", "a new job is draft or open");
+        }
         errors.finish()
     }
 
     pub fn validate_update(&self) -> Result<(), Invalid> {
-        Errors::of(self).finish()
+        self.errors().finish()
+    }
+
+    /// Each attribute on its own; the rules between attributes are [`JobAttrs::check`]'s.
+    fn errors(&self) -> Errors {
+        let mut errors = Errors::of(self);
+        if let Some(status) = &self.status
+            && JobStatus::parse(status).is_none()
+        {
+            errors.add("status", "must be draft, open, closed or archived");
+        }
+        let text = |errors: &mut Errors, field: &str, value: &Option<Option<String>>| {
+            if let Some(Some(text)) = value
+                && text.chars().count() > 100
+            {
+                errors.add(field, "must be at most 100 characters");
+            }
+        };
+        text(&mut errors, "department", &self.department);
+        text(&mut errors, "region", &self.region);
+        text(&mut errors, "locality", &self.locality);
+        let one_of = |errors: &mut Errors, field: &str, value: Option<&str>, allowed: &[&str]| {
+            if let Some(value) = value
+                && !allowed.contains(&value)
+            {
+                errors.add(field, format!("must be one of {}", allowed.join(", ")));
+            }
+        };
+        one_of(
+            &mut errors,
+            "employment_type",
+            self.employment_type.clone().flatten().as_deref(),
+            &EMPLOYMENT_TYPES,
+        );
+        one_of(
+            &mut errors,
+            "workplace_type",
+            self.workplace_type.as_deref(),
+            &WORKPLACE_TYPES,
+        );
+        one_of(
+            &mut errors,
+            "salary_interval",
+            self.salary_interval.clone().flatten().as_deref(),
+            &SALARY_INTERVALS,
+        );
+        if let Some(Some(code)) = &self.country_code
+            && !is_country_code(code)
+        {
+            errors.add(
+                "country_code",
+                "must be an ISO 3166-1 alpha-2 code in upper case",
+            );
+        }
+        if let Some(Some(code)) = &self.salary_currency
+            && iso_currency::Currency::from_code(code).is_none()
+        {
+            errors.add("salary_currency", "must be an ISO 4217 currency code");
+        }
+        for (field, amount) in [
+            ("salary_min", &self.salary_min),
+            ("salary_max", &self.salary_max),
+        ] {
+            if let Some(Some(amount)) = amount
+                && *amount < 0
+            {
+                errors.add(field, "must be 0 or more");
+            }
+        }
+        if let Some(Some(time)) = &self.valid_through
+            && DateTime::parse_from_rfc3339(time).is_err()
+        {
+            errors.add("valid_through", "must be an RFC 3339 time");
+        }
+        errors
     }
 }
 
-/// `Careers::Job` with its company.
+/// Whether `code` is an ISO 3166-1 alpha-2 code, upper case.
+pub fn is_country_code(code: &str) -> bool {
+    code.bytes().all(|b| b.is_ascii_uppercase())
+        && isocountry::CountryCode::for_alpha2(code).is_ok()
+}
+
+/// A job's own attributes, as stored and as a form changes them.
+#[derive(Debug, Clone)]
+struct JobAttrs {
+    title: String,
+    description: String,
+    status: JobStatus,
+    department: Option<String>,
+    employment_type: Option<String>,
+    workplace_type: String,
+    country_code: Option<String>,
+    region: Option<String>,
+    locality: Option<String>,
+    salary_min: Option<i64>,
+    salary_max: Option<i64>,
+    salary_currency: Option<String>,
+    salary_interval: Option<String>,
+    valid_through: Option<DateTime<Utc>>,
+}
+
+impl JobAttrs {
+    fn of(model: &job::Model, now: DateTime<Utc>) -> Self {
+        Self {
+            title: model.title.clone(),
+            description: model.description.clone(),
+            status: JobStatus::effective(&model.status, model.valid_through, now),
+            department: model.department.clone(),
+            employment_type: model.employment_type.clone(),
+            workplace_type: model.workplace_type.clone(),
+            country_code: model.country_code.clone(),
+            region: model.region.clone(),
+            locality: model.locality.clone(),
+            salary_min: model.salary_min,
+            salary_max: model.salary_max,
+            salary_currency: model.salary_currency.clone(),
+            salary_interval: model.salary_interval.clone(),
+            valid_through: model.valid_through,
+        }
+    }
+
+    fn new() -> Self {
+        Self {
+            title: String::new(),
+            description: String::new(),
+            status: JobStatus::Draft,
+            department: None,
+            employment_type: None,
+            workplace_type: WORKPLACE_TYPES[0].to_owned(),
+            country_code: None,
+            region: None,
+            locality: None,
+            salary_min: None,
+            salary_max: None,
+            salary_currency: None,
+            salary_interval: None,
+            valid_through: None,
+        }
+    }
+
+    /// The attributes with what `form` sends (validated already) in place.
+    fn apply(mut self, form: JobForm) -> Self {
+        fn set<T>(target: &mut T, value: Option<T>) {
+            if let Some(value) = value {
+                *target = value;
+            }
+        }
+        set(&mut self.title, form.title);
+        set(&mut self.description, form.description);
+        set(
+            &mut self.status,
+            form.status.as_deref().and_then(JobStatus::parse),
+        );
+        set(&mut self.department, form.department);
+        set(&mut self.employment_type, form.employment_type);
+        set(&mut self.workplace_type, form.workplace_type);
+        set(&mut self.country_code, form.country_code);
+        set(&mut self.region, form.region);
+        set(&mut self.locality, form.locality);
+        set(&mut self.salary_min, form.salary_min);
+        set(&mut self.salary_max, form.salary_max);
+        set(&mut self.salary_currency, form.salary_currency);
+        set(&mut self.salary_interval, form.salary_interval);
+        let valid_through = form.valid_through.map(|time| {
+            time.and_then(|t| DateTime::parse_from_rfc3339(&t).ok().map(|t| t.to_utc()))
+        });
+        set(&mut self.valid_through, valid_through);
+        self
+    }
+
+    /// The rules between attributes: the salary range, and what an open job needs.
+    fn check(&self, now: DateTime<Utc>) -> Result<(), Invalid> {
+        let mut errors = Errors::default();
+        if let (Some(min), Some(max)) = (self.salary_min, self.salary_max)
+            && min > max
+        {
+            errors.add("salary_max", "must be at least salary_min");
+        }
+        if self.salary_min.is_some() || self.salary_max.is_some() {
+            if self.salary_currency.is_none() {
+                errors.add("salary_currency", "is required with a salary");
+            }
+            if self.salary_interval.is_none() {
+                errors.add("salary_interval", "is required with a salary");
+            }
+        }
+        if self.status == JobStatus::Open {
+            if self.description.trim().is_empty() {
+                errors.add("description", "an open job needs a description");
+            }
+            if self.country_code.is_none() && self.workplace_type != "remote" {
+                errors.add(
+                    "country_code",
+                    "an open job needs a place: a country, or remote",
+                );
+            }
+            if self.valid_through.is_some_and(|t| t <= now) {
+                errors.add("valid_through", "an open job's must be in the future");
+            }
+        }
+        errors.finish()
+    }
+
+    /// Writes the attributes into `model`; `published_at` is set the first time the job opens.
+    fn write(
+        self,
+        model: &mut job::ActiveModel,
+        published_at: Option<DateTime<Utc>>,
+        now: DateTime<Utc>,
+    ) {
+        model.title = Set(self.title);
+        model.description = Set(self.description);
+        model.status = Set(self.status.as_str().to_owned());
+        model.department = Set(self.department);
+        model.employment_type = Set(self.employment_type);
+        model.workplace_type = Set(self.workplace_type);
+        model.country_code = Set(self.country_code);
+        model.region = Set(self.region);
+        model.locality = Set(self.locality);
+        model.salary_min = Set(self.salary_min);
+        model.salary_max = Set(self.salary_max);
+        model.salary_currency = Set(self.salary_currency);
+        model.salary_interval = Set(self.salary_interval);
+        model.valid_through = Set(self.valid_through);
+        if published_at.is_none() && self.status == JobStatus::Open {
+            model.published_at = Set(Some(now));
+        }
+        model.updated_at = Set(now);
+    }
+}
+
+/// `Careers::Job` with its company, as every area shows it.
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct JobView {
     pub id: i64,
     pub title: String,
     pub description: String,
-    pub published: bool,
+    pub status: JobStatus,
+    pub department: Option<String>,
+    pub employment_type: Option<String>,
+    pub workplace_type: String,
+    pub country_code: Option<String>,
+    pub region: Option<String>,
+    pub locality: Option<String>,
+    pub salary_min: Option<i64>,
+    pub salary_max: Option<i64>,
+    pub salary_currency: Option<String>,
+    pub salary_interval: Option<String>,
+    pub valid_through: Option<DateTime<Utc>>,
+    pub published_at: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     pub company: CompanyBrief,
+}
+
+impl JobView {
+    pub fn of(model: job::Model, company: &company::Model, now: DateTime<Utc>) -> Self {
+        Self {
+            id: model.id,
+            status: JobStatus::effective(&model.status, model.valid_through, now),
+            title: model.title,
+            description: model.description,
+            department: model.department,
+            employment_type: model.employment_type,
+            workplace_type: model.workplace_type,
+            country_code: model.country_code,
+            region: model.region,
+            locality: model.locality,
+            salary_min: model.salary_min,
+            salary_max: model.salary_max,
+            salary_currency: model.salary_currency,
+            salary_interval: model.salary_interval,
+            valid_through: model.valid_through,
+            published_at: model.published_at,
+            created_at: model.created_at,
+            updated_at: model.updated_at,
+            company: CompanyBrief::from(company),
+        }
+    }
 }
 
 #[derive(Debug, Serialize, utoipa::ToSchema)]
@@ -66,79 +461,142 @@ pub struct MarketplaceJobView {
     pub careers_job_applications: Vec<OwnApplication>,
 }
 
-#[derive(Debug, FromQueryResult)]
-struct JobRow {
-    id: i64,
-    title: String,
-    description: String,
-    published: bool,
-    created_at: DateTime<Utc>,
-    updated_at: DateTime<Utc>,
-    company_id: i64,
-    company_name: String,
+/// Jobs with their company: two tables, one statement.
+fn jobs() -> sea_orm::SelectTwo<job::Entity, company::Entity> {
+    job::Entity::find().find_also_related(company::Entity)
 }
 
-impl From<JobRow> for JobView {
-    fn from(r: JobRow) -> Self {
-        Self {
-            id: r.id,
-            title: r.title,
-            description: r.description,
-            published: r.published,
-            created_at: r.created_at,
-            updated_at: r.updated_at,
-            company: CompanyBrief {
-                id: r.company_id,
-                name: r.company_name,
-            },
-        }
+fn views(
+    rows: Vec<(job::Model, Option<company::Model>)>,
+    now: DateTime<Utc>,
+) -> Result<Vec<JobView>, DataError> {
+    rows.into_iter()
+        .map(|(job, company)| {
+            let company = company.ok_or(DataError::Inconsistent)?;
+            Ok(JobView::of(job, &company, now))
+        })
+        .collect()
+}
+
+/// The condition of a status as every view reads it (an open job past `valid_through` is
+/// closed).
+pub fn status_is(status: JobStatus, now: DateTime<Utc>) -> Condition {
+    let unexpired = Condition::any()
+        .add(job::Column::ValidThrough.is_null())
+        .add(job::Column::ValidThrough.gt(now));
+    let expired = Condition::all()
+        .add(job::Column::Status.eq(JobStatus::Open.as_str()))
+        .add(job::Column::ValidThrough.lte(now));
+    match status {
+        JobStatus::Open => Condition::all()
+            .add(job::Column::Status.eq(JobStatus::Open.as_str()))
+            .add(unexpired),
+        JobStatus::Closed => Condition::any()
+            .add(job::Column::Status.eq(JobStatus::Closed.as_str()))
+            .add(expired),
+        other => Condition::all().add(job::Column::Status.eq(other.as_str())),
     }
 }
 
-/// Jobs joined with their company.
-fn jobs() -> Select<job::Entity> {
-    job::Entity::find()
-        .select_only()
-        .column(job::Column::Id)
-        .column(job::Column::Title)
-        .column(job::Column::Description)
-        .column(job::Column::Published)
-        .column(job::Column::CreatedAt)
-        .column(job::Column::UpdatedAt)
-        .column_as(company::Column::Id, "company_id")
-        .column_as(company::Column::Name, "company_name")
-        .join(JoinType::InnerJoin, job::Relation::Company.def())
+/// A job open to candidates: open as read, of a company that is not suspended.
+pub fn open_to_candidates(query: Select<job::Entity>, now: DateTime<Utc>) -> Select<job::Entity> {
+    query
+        .inner_join(company::Entity)
+        .filter(status_is(JobStatus::Open, now))
+        .filter(company::Column::SuspendedAt.is_null())
 }
 
+/// The company's jobs, in id order, optionally of one status.
 pub async fn company_jobs(
     db: &DatabaseConnection,
     company_id: i64,
+    status: Option<JobStatus>,
     page: u64,
     per_page: u64,
+    now: DateTime<Utc>,
 ) -> Result<(Vec<JobView>, u64), DataError> {
-    let total = job::Entity::find()
-        .filter(job::Column::CompanyId.eq(company_id))
-        .count(db)
+    let mut filter = Condition::all().add(job::Column::CompanyId.eq(company_id));
+    if let Some(status) = status {
+        filter = filter.add(status_is(status, now));
+    }
+    let total = job::Entity::find().filter(filter.clone()).count(db).await?;
+    let rows = jobs()
+        .filter(filter)
+        .order_by_asc(job::Column::Id)
+        .offset((page - 1) * per_page)
+        .limit(per_page)
+        .all(db)
         .await?;
-    let rows = page_of(
-        jobs().filter(job::Column::CompanyId.eq(company_id)),
-        page,
-        per_page,
-    )
-    .order_by_asc(job::Column::Id)
-    .into_model::<JobRow>()
-    .all(db)
-    .await?;
-    Ok((rows.into_iter().map(Into::into).collect(), total))
+    Ok((views(rows, now)?, total))
 }
 
-async fn job_view<C: ConnectionTrait>(db: &C, id: i64) -> Result<Option<JobView>, DataError> {
-    Ok(jobs()
+/// Every company's jobs for the team, in id order: `q` in the title or the company's name,
+/// case-insensitively; a status; a company.
+pub async fn team_jobs(
+    db: &DatabaseConnection,
+    q: Option<&str>,
+    status: Option<JobStatus>,
+    company_id: Option<i64>,
+    page: u64,
+    per_page: u64,
+    now: DateTime<Utc>,
+) -> Result<(Vec<JobView>, u64), DataError> {
+    use sea_orm::sea_query::{ExprTrait, Func, LikeExpr};
+    let mut filter = Condition::all();
+    if let Some(status) = status {
+        filter = filter.add(status_is(status, now));
+    }
+    if let Some(company_id) = company_id {
+        filter = filter.add(job::Column::CompanyId.eq(company_id));
+    }
+    if let Some(q) = q.map(str::trim).filter(|q| !q.is_empty()) {
+        let pattern = format!("%{}%", forms::escape_like(&q.to_lowercase()));
+        let like = |column: Expr| {
+            Expr::expr(Func::lower(column)).like(LikeExpr::new(pattern.clone()).escape('\\'))
+        };
+        filter = filter.add(
+            Condition::any()
+                .add(like(Expr::col((job::Entity, job::Column::Title))))
+                .add(like(Expr::col((company::Entity, company::Column::Name)))),
+        );
+    }
+    let total = job::Entity::find()
+        .inner_join(company::Entity)
+        .filter(filter.clone())
+        .count(db)
+        .await?;
+    let rows = jobs()
+        .filter(filter)
+        .order_by_asc(job::Column::Id)
+        .offset((page - 1) * per_page)
+        .limit(per_page)
+        .all(db)
+        .await?;
+    Ok((views(rows, now)?, total))
+}
+
+/// One job of the company (`None` outside it).
+pub async fn company_job(
+    db: &DatabaseConnection,
+    company_id: i64,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<Option<JobView>, DataError> {
+    let rows = jobs()
         .filter(job::Column::Id.eq(id))
-        .into_model::<JobRow>()
-        .one(db)
-        .await?
-        .map(Into::into))
+        .filter(job::Column::CompanyId.eq(company_id))
+        .all(db)
+        .await?;
+    Ok(views(rows, now)?.pop())
+}
+
+async fn job_view<C: ConnectionTrait>(
+    db: &C,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<JobView, DataError> {
+    let rows = jobs().filter(job::Column::Id.eq(id)).all(db).await?;
+    views(rows, now)?.pop().ok_or(DataError::Inconsistent)
 }
 
 /// `company.id` of a job form: the employer's own company only.
@@ -155,78 +613,155 @@ pub async fn create_job(
     db: &DatabaseConnection,
     company_id: i64,
     form: JobForm,
+    now: DateTime<Utc>,
 ) -> Result<JobView, DataError> {
     own_company(&form.company, company_id)?;
-    let now = Utc::now();
-    let created = job::ActiveModel {
+    let attrs = JobAttrs::new().apply(form);
+    attrs.check(now)?;
+    let mut model = job::ActiveModel {
         company_id: Set(company_id),
-        title: Set(form.title.unwrap_or_default()),
-        description: Set(form.description.unwrap_or_default()),
-        published: Set(form.published.unwrap_or(false)),
+        published_at: Set(None),
+        moderated_at: Set(None),
         created_at: Set(now),
-        updated_at: Set(now),
         ..Default::default()
-    }
-    .insert(db)
-    .await?;
-    job_view(db, created.id)
-        .await?
-        .ok_or(DataError::Inconsistent)
+    };
+    attrs.write(&mut model, None, now);
+    let created = model.insert(db).await?;
+    job_view(db, created.id, now).await
 }
 
+/// Updates a job of the company: a status change must be one of the transitions, judged on the
+/// status as read; a job the team archived keeps its status until the team releases it.
 pub async fn update_job(
     db: &DatabaseConnection,
     company_id: i64,
     id: i64,
     form: JobForm,
+    now: DateTime<Utc>,
 ) -> Result<JobView, DataError> {
+    let txn = write_transaction(db).await?;
     let existing = job::Entity::find_by_id(id)
-        .one(db)
+        .one(&txn)
         .await?
         .filter(|j| j.company_id == company_id)
         .ok_or(DataError::NotFound)?;
     own_company(&form.company, company_id)?;
+    let current = JobAttrs::of(&existing, now);
+    let requested = form.status.as_deref().and_then(JobStatus::parse);
+    if let Some(next) = requested.filter(|next| *next != current.status) {
+        if existing.moderated_at.is_some() {
+            return Err(DataError::invalid(
+                "status",
+                "the team archived this job: it keeps its status until the team releases it",
+            ));
+        }
+        if !current.status.may_become(next) {
+            return Err(DataError::invalid(
+                "status",
+                format!(
+                    "a {} job cannot become {}",
+                    current.status.as_str(),
+                    next.as_str()
+                ),
+            ));
+        }
+    }
+    let attrs = current.apply(form);
+    attrs.check(now)?;
+    let published_at = existing.published_at;
     let mut model: job::ActiveModel = existing.into();
-    if let Some(title) = form.title {
-        model.title = Set(title);
-    }
-    if let Some(description) = form.description {
-        model.description = Set(description);
-    }
-    if let Some(published) = form.published {
-        model.published = Set(published);
-    }
-    model.updated_at = Set(Utc::now());
-    model.update(db).await?;
-    job_view(db, id).await?.ok_or(DataError::Inconsistent)
+    attrs.write(&mut model, published_at, now);
+    model.update(&txn).await?;
+    let view = job_view(&txn, id, now).await?;
+    txn.commit().await?;
+    Ok(view)
 }
 
-/// Published jobs of companies that are not suspended, each with the viewer's own applications to it (none when anonymous).
+/// What the team may do to a job: archive it (moderation), or release a job it archived back to
+/// its employer as a draft.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Moderation {
+    Archived,
+    Released,
+}
+
+/// The team's `PATCH {status}`: `archived` archives any job (and marks it moderated), `draft`
+/// releases a job the team archived; anything else is 422 on `status`.
+pub async fn moderate(
+    db: &DatabaseConnection,
+    id: i64,
+    status: Option<&str>,
+    now: DateTime<Utc>,
+) -> Result<(JobView, Moderation), DataError> {
+    let txn = write_transaction(db).await?;
+    let existing = job::Entity::find_by_id(id)
+        .one(&txn)
+        .await?
+        .ok_or(DataError::NotFound)?;
+    let (status, moderated_at, action) = match status {
+        Some("archived") => (JobStatus::Archived, Some(now), Moderation::Archived),
+        Some("draft") if existing.moderated_at.is_some() => {
+            (JobStatus::Draft, None, Moderation::Released)
+        }
+        _ => {
+            return Err(DataError::invalid(
+                "status",
+                "the team archives a job, or releases one it archived as a draft",
+            ));
+        }
+    };
+    let mut model: job::ActiveModel = existing.into();
+    model.status = Set(status.as_str().to_owned());
+    model.moderated_at = Set(moderated_at);
+    model.updated_at = Set(now);
+    model.update(&txn).await?;
+    let view = job_view(&txn, id, now).await?;
+    txn.commit().await?;
+    Ok((view, action))
+}
+
+/// Stores `closed` for the open jobs whose `valid_through` has come (they read closed already):
+/// the number closed. The server runs it at least every 60 s (CONTRACT §15).
+pub async fn close_expired(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<u64, DataError> {
+    Ok(job::Entity::update_many()
+        .col_expr(job::Column::Status, Expr::value(JobStatus::Closed.as_str()))
+        .col_expr(job::Column::UpdatedAt, Expr::value(now))
+        .filter(job::Column::Status.eq(JobStatus::Open.as_str()))
+        .filter(job::Column::ValidThrough.lte(now))
+        .exec(db)
+        .await?
+        .rows_affected)
+}
+
+/// Open jobs of companies that are not suspended, newest first, each with the viewer's own
+/// applications to it (none when anonymous).
 pub async fn marketplace_jobs(
     db: &DatabaseConnection,
     viewer: Option<i64>,
     job_id: Option<i64>,
     page: u64,
     per_page: u64,
+    now: DateTime<Utc>,
 ) -> Result<(Vec<MarketplaceJobView>, u64), DataError> {
-    // A suspended company's jobs are out of the marketplace (CONTRACT §14).
-    let mut published = job::Entity::find()
-        .inner_join(company::Entity)
-        .filter(job::Column::Published.eq(true))
-        .filter(company::Column::SuspendedAt.is_null());
+    let mut open = open_to_candidates(job::Entity::find(), now);
+    if let Some(id) = job_id {
+        open = open.filter(job::Column::Id.eq(id));
+    }
+    let total = open.clone().count(db).await?;
     let mut rows = jobs()
-        .filter(job::Column::Published.eq(true))
+        .filter(status_is(JobStatus::Open, now))
         .filter(company::Column::SuspendedAt.is_null());
     if let Some(id) = job_id {
-        published = published.filter(job::Column::Id.eq(id));
         rows = rows.filter(job::Column::Id.eq(id));
     }
-    let total = published.count(db).await?;
-    let rows = page_of(rows, page, per_page)
-        .order_by_asc(job::Column::Id)
-        .into_model::<JobRow>()
+    let rows = rows
+        .order_by_desc(job::Column::PublishedAt)
+        .order_by_desc(job::Column::Id)
+        .offset((page - 1) * per_page)
+        .limit(per_page)
         .all(db)
         .await?;
+    let rows = views(rows, now)?;
     let profile_id = match viewer {
         Some(user_id) => profile_of_user(db, user_id).await?.map(|p| p.id),
         None => None,
@@ -254,10 +789,10 @@ pub async fn marketplace_jobs(
     }
     let views = rows
         .into_iter()
-        .map(|r| {
-            let applications = own.remove(&r.id).unwrap_or_default();
+        .map(|job| {
+            let applications = own.remove(&job.id).unwrap_or_default();
             MarketplaceJobView {
-                job: r.into(),
+                job,
                 careers_job_applications: applications,
             }
         })

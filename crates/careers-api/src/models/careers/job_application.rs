@@ -369,6 +369,7 @@ pub async fn apply(
     db: &DatabaseConnection,
     own_profile_id: i64,
     form: JobApplicationForm,
+    now: DateTime<Utc>,
 ) -> Result<CandidateApplicationItem, DataError> {
     let applicant = form.careers_user_profile.ok_or(DataError::Inconsistent)?;
     if applicant.id != Some(own_profile_id) {
@@ -379,17 +380,16 @@ pub async fn apply(
     }
     let job_id = IdRef::id_of(&form.careers_job).ok_or(DataError::Inconsistent)?;
     let txn = crate::db::write_transaction(db).await?;
-    // A job open to applications: published, of a company that is not suspended.
-    let Some(job) = job::Entity::find_by_id(job_id)
-        .inner_join(company::Entity)
-        .filter(company::Column::SuspendedAt.is_null())
+    // A job open to applications: open as read, of a company that is not suspended.
+    let Some(job) = super::job::open_to_candidates(job::Entity::find_by_id(job_id), now)
         .one(&txn)
         .await?
-        .filter(|j| j.published)
     else {
-        return Err(DataError::invalid("careers_job.id", "does not exist"));
+        return Err(DataError::invalid(
+            "careers_job.id",
+            "is not a job open to applications",
+        ));
     };
-    let now = Utc::now();
     for item in applicant.careers_experience.iter().flatten() {
         experience::active_model(item, None, own_profile_id, now)
             .insert(&txn)

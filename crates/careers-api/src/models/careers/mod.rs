@@ -9,6 +9,7 @@ pub mod certificate;
 pub mod experience;
 pub mod job;
 pub mod job_application;
+pub mod job_posting;
 pub mod nested;
 pub mod skill;
 pub mod user_profile;

@@ -428,12 +428,24 @@ pub async fn company_invitations(
         Some(StatusFilter::Declined) => filter.add(invitation::Column::Status.eq("declined")),
         Some(StatusFilter::Revoked) => filter.add(invitation::Column::Status.eq("revoked")),
     };
+    newest_first(db, filter, false, page, per_page, now).await
+}
+
+/// A page of the invitations that `filter` keeps, newest first, and their number.
+async fn newest_first(
+    db: &DatabaseConnection,
+    filter: Condition,
+    with_company: bool,
+    page: u64,
+    per_page: u64,
+    now: DateTime<Utc>,
+) -> Result<(Vec<InvitationView>, u64), DataError> {
     let total = invitation::Entity::find()
         .filter(filter.clone())
         .count(db)
         .await?;
     let rows = page_of(
-        invitations(false)
+        invitations(with_company)
             .filter(filter)
             .order_by_desc(invitation::Column::CreatedAt)
             .order_by_desc(invitation::Column::Id),
@@ -498,22 +510,7 @@ pub async fn user_invitations(
     let filter = Condition::all()
         .add(invitation::Column::Email.eq(normalize_email(email)))
         .add(pending_at(now));
-    let total = invitation::Entity::find()
-        .filter(filter.clone())
-        .count(db)
-        .await?;
-    let rows = page_of(
-        invitations(true)
-            .filter(filter)
-            .order_by_desc(invitation::Column::CreatedAt)
-            .order_by_desc(invitation::Column::Id),
-        page,
-        per_page,
-    )
-    .into_model::<InvitationRow>()
-    .all(db)
-    .await?;
-    Ok((rows.into_iter().map(|r| r.view(now)).collect(), total))
+    newest_first(db, filter, true, page, per_page, now).await
 }
 
 /// The invited user: the caller of the `/identities` area.

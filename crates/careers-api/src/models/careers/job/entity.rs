@@ -1,4 +1,4 @@
-//! `Careers::Job`: a job a company offers; only published jobs reach the marketplace.
+//! `Careers::Job`: a job a company offers; only open ones reach the marketplace (CONTRACT §15).
 
 use sea_orm::entity::prelude::*;
 
@@ -10,7 +10,25 @@ pub struct Model {
     pub company_id: i64,
     pub title: String,
     pub description: String,
-    pub published: bool,
+    /// `draft`, `open`, `closed` or `archived` as stored; an open job past `valid_through` reads
+    /// `closed` ([`super::JobStatus::effective`]).
+    pub status: String,
+    pub department: Option<String>,
+    pub employment_type: Option<String>,
+    pub workplace_type: String,
+    pub country_code: Option<String>,
+    pub region: Option<String>,
+    pub locality: Option<String>,
+    pub salary_min: Option<i64>,
+    pub salary_max: Option<i64>,
+    pub salary_currency: Option<String>,
+    pub salary_interval: Option<String>,
+    pub valid_through: Option<DateTimeUtc>,
+    /// The first time the job opened.
+    pub published_at: Option<DateTimeUtc>,
+    /// When the team archived it (moderation); its employer cannot change its status until the
+    /// team releases it.
+    pub moderated_at: Option<DateTimeUtc>,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
