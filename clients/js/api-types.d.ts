@@ -464,7 +464,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List open jobs */
+        /** Search open jobs */
         get: operations["get_marketplace_careers_jobs"];
         put?: never;
         post?: never;
@@ -1005,6 +1005,21 @@ export interface components {
             /** Format: date */
             started_on?: string | null;
         };
+        /**
+         * @description The facets of a search: for each, the count of jobs per value matching `q` and every filter
+         *     but that facet's own.
+         */
+        Facets: {
+            country_code: {
+                [key: string]: number;
+            };
+            employment_type: {
+                [key: string]: number;
+            };
+            workplace_type: {
+                [key: string]: number;
+            };
+        };
         /** @description A reference to another record: `{"id": 1}`. */
         IdRef: {
             /** Format: int64 */
@@ -1132,15 +1147,16 @@ export interface components {
             /** @description Admins with a second factor: one of the recovery codes, instead of `otp`. */
             recovery_code?: string | null;
         };
-        MarketplaceJobList: {
-            careers_jobs: components["schemas"]["MarketplaceJobView"][];
-            meta: components["schemas"]["Meta"];
-        };
         MarketplaceJobOne: {
             careers_jobs: components["schemas"]["MarketplaceJobView"];
         };
         MarketplaceJobView: components["schemas"]["JobView"] & {
             careers_job_applications: components["schemas"]["OwnApplication"][];
+        };
+        /** @description `GET /marketplace/careers/jobs`. */
+        MarketplaceSearch: {
+            careers_jobs: components["schemas"]["MarketplaceJobView"][];
+            meta: components["schemas"]["SearchMeta"];
         };
         /** @description `meta` of a list (CONTRACT §5). */
         Meta: {
@@ -1276,6 +1292,16 @@ export interface components {
          * @enum {string}
          */
         Role: "member" | "admin" | "owner";
+        /** @description `meta` of a search: the page, the total and the facets. */
+        SearchMeta: {
+            facets: components["schemas"]["Facets"];
+            /** Format: int64 */
+            page: number;
+            /** Format: int64 */
+            per_page: number;
+            /** Format: int64 */
+            total: number;
+        };
         /** @description `GET .../sessions`: the live sessions, most recently used first. */
         SessionList: {
             sessions: components["schemas"]["SessionView"][];
@@ -4125,9 +4151,30 @@ export interface operations {
     get_marketplace_careers_jobs: {
         parameters: {
             query?: {
+                /**
+                 * @description Full text: every word as a whole word, `"quoted phrases"` as phrases; at most 200
+                 *     characters.
+                 */
+                q?: string;
+                /** @description ISO 3166-1 alpha-2; repeatable. */
+                country_code?: string[];
+                /** @description `on_site`, `hybrid`, `remote`; repeatable. */
+                workplace_type?: string[];
+                /** @description schema.org's employment types; repeatable. */
+                employment_type?: string[];
+                /** @description Repeatable. */
+                company_id?: number[];
+                /** @description A date (UTC): jobs first published on or after its start. */
+                posted_since?: string;
+                /** @description With `salary_currency` and `salary_interval`: jobs paying at least this much. */
+                salary_min?: number;
+                salary_currency?: string;
+                salary_interval?: string;
+                /** @description `relevance` (the default with `q`) or `newest` (the default without). */
+                sort?: string;
                 /** @description Page number, from 1. */
                 page?: number;
-                /** @description Items per page, 1 to 100 (default 25). */
+                /** @description Items per page, 1 to 100 (default 25); `page × per_page` at most 10,000. */
                 per_page?: number;
             };
             header?: never;
@@ -4136,13 +4183,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Open jobs of companies that are not suspended, newest first */
+            /** @description A page of open jobs with the facets */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["MarketplaceJobList"];
+                    "application/json": components["schemas"]["MarketplaceSearch"];
                 };
             };
             /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */

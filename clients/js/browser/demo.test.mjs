@@ -325,3 +325,62 @@ async function dashboardSession(proxy, context) {
   assert.equal(againAnswer.status(), 204);
   assert.equal(againAnswer.request().headers()["x-csrf-token"], newCsrf);
 }
+
+/** The marketplace search page's state once a search answered, and its result titles. */
+async function searchResults(page) {
+  await page.waitForSelector('body[data-state="ready"]');
+  return page.$$eval("#results li strong", (items) => items.map((i) => i.textContent));
+}
+
+/** A facet's counts as the page shows them: `{value: count}`. */
+function facetCounts(page, facet) {
+  return page.$$eval(`#facet-${facet} input`, (inputs) =>
+    Object.fromEntries(
+      inputs.map((i) => [i.value, Number(i.parentElement.querySelector(".count").textContent.replace(/\D/g, ""))]),
+    ),
+  );
+}
+
+test("the marketplace search page searches, ticks a facet, and shows the counts and results", async () => {
+  await withServer({ APP_ENV: "development" }, { viewport: { width: 1100, height: 800 } }, async (api, context) => {
+    const page = await context.newPage();
+    await page.goto(`${api.url}/demo/search`);
+    // Every open demo job at first: Acme's two engineers, Globex's analyst and designer.
+    assert.deepEqual((await searchResults(page)).length, 4);
+
+    const answered = () => page.waitForResponse((r) => r.url().includes("/marketplace/careers/jobs"));
+    let answer = answered();
+    await page.fill("#q", "ENGINEER");
+    await page.click("#search button");
+    await answer;
+    assert.deepEqual((await searchResults(page)).sort(), ["Platform Engineer", "Senior Rust Engineer"]);
+    assert.match(await page.textContent("#summary"), /^2 open jobs/);
+    assert.deepEqual(await facetCounts(page, "workplace_type"), { hybrid: 1, remote: 1 });
+    assert.deepEqual(await facetCounts(page, "country_code"), { DE: 2 });
+
+    // Ticking "remote": one result; the workplace facet still counts the other choice.
+    answer = answered();
+    await page.check('#facet-workplace_type input[value="remote"]');
+    const request = (await answer).url();
+    assert.match(request, /workplace_type=remote/);
+    assert.deepEqual(await searchResults(page), ["Platform Engineer"]);
+    assert.deepEqual(await facetCounts(page, "workplace_type"), { hybrid: 1, remote: 1 });
+    assert.deepEqual(await facetCounts(page, "employment_type"), { full_time: 1 });
+
+    // A salary floor: Platform Engineer pays up to 90,000 EUR a year.
+    answer = answered();
+    await page.fill('input[name="salary_min"]', "95000");
+    await page.click("#search button");
+    await answer;
+    assert.deepEqual(await searchResults(page), []);
+    answer = answered();
+    await page.fill('input[name="salary_min"]', "90000");
+    await page.click("#search button");
+    await answer;
+    assert.deepEqual(await searchResults(page), ["Platform Engineer"]);
+
+    const shots = path.join(root, "target", "ci-artifacts");
+    fs.mkdirSync(shots, { recursive: true });
+    await page.screenshot({ path: path.join(shots, "marketplace-search.png"), fullPage: true });
+  });
+});

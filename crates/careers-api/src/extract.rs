@@ -119,6 +119,24 @@ where
     }
 }
 
+/// Query parameters whose keys may repeat (`?country_code=DE&country_code=AT` into a `Vec`), by
+/// `serde_html_form`; a value that does not parse is a 400.
+pub struct MultiQuery<T>(pub T);
+
+impl<S, T> FromRequestParts<S> for MultiQuery<T>
+where
+    S: Send + Sync,
+    T: DeserializeOwned + Send,
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        serde_html_form::from_str(parts.uri.query().unwrap_or_default())
+            .map(MultiQuery)
+            .map_err(|_| ApiError::MalformedRequest("bad query parameter".into()))
+    }
+}
+
 /// The request's `Host`, which the session cookies' `Domain` follows (CONTRACT §2), for a
 /// handler that replaces a session's credentials outside the session routes.
 pub struct RequestHost(pub Option<String>);

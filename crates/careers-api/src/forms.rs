@@ -147,6 +147,17 @@ where
     Option::<T>::deserialize(deserializer).map(Some)
 }
 
+/// `text` as the search indexes hold it (CONTRACT §15): transliterated to ASCII by
+/// `deunicode`, lower case, words of letters and digits separated by single spaces.
+pub fn fold_text(text: &str) -> String {
+    let ascii = deunicode::deunicode(text).to_ascii_lowercase();
+    ascii
+        .split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|word| !word.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 /// The longest slug (CONTRACT §14).
 pub const SLUG_MAX: usize = 100;
 

@@ -36,6 +36,7 @@ pub const HASH_QUEUE: &str = "careers_password_hash_queue";
 pub const HASH_REFUSALS: &str = "careers_password_hash_refusals_total";
 pub const OUTBOX_PENDING: &str = "careers_mail_outbox_pending";
 pub const MAIL_FAILURES: &str = "careers_mail_delivery_failures_total";
+pub const MARKETPLACE_SEARCHES: &str = "careers_marketplace_searches_total";
 pub const CACHE_LOOKUPS: &str = "careers_session_cache_lookups_total";
 pub const CACHE_RESETS: &str = "careers_session_cache_resets_total";
 pub const CACHE_READY: &str = "careers_session_cache_ready";

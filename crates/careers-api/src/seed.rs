@@ -308,6 +308,9 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
     let mut job_ids = Vec::new();
     for demo in JOBS {
         let (company, title) = (company_id(demo.company), &demo.title);
+        let description = format!("{title}: join us and build the future of hiring.");
+        let search =
+            crate::models::careers::job::search_text(title, &description, Some(demo.department));
         let job = ensure(
             &txn,
             job::Entity::find()
@@ -316,7 +319,7 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
             || job::ActiveModel {
                 company_id: Set(company),
                 title: Set((*title).into()),
-                description: Set(format!("{title}: join us and build the future of hiring.")),
+                description: Set(description.clone()),
                 status: Set(if demo.open { "open" } else { "draft" }.into()),
                 department: Set(Some(demo.department.into())),
                 employment_type: Set(Some(demo.employment_type.into())),
@@ -331,6 +334,9 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
                 valid_through: Set(None),
                 published_at: Set(demo.open.then_some(now)),
                 moderated_at: Set(None),
+                search_title: Set(search.0.clone()),
+                search_body: Set(search.1.clone()),
+                search_company: Set(crate::forms::fold_text(demo.company)),
                 created_at: Set(now),
                 updated_at: Set(now),
                 ..Default::default()

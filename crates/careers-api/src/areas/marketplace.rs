@@ -10,13 +10,15 @@ use utoipa_axum::routes;
 
 use crate::error::ApiError;
 use crate::error::responses::{MalformedRequest, NotFound, Unavailable};
-use crate::extract::{Path, Query, WantsJsonLd};
+use crate::extract::{MultiQuery, Path, WantsJsonLd};
 use crate::models::careers::job;
+use crate::models::careers::job::MarketplaceJobView;
 use crate::models::careers::job_posting::job_posting;
+use crate::models::careers::search::{BadSearch, Facets, SearchParams};
 use crate::models::org::company;
 use crate::state::AppState;
-use crate::views::{Json, Meta, PageParams};
-use crate::views::{MarketplaceJobList, MarketplaceJobOne, PublicCompanyOne};
+use crate::views::{Json, PageParams};
+use crate::views::{MarketplaceJobOne, PublicCompanyOne};
 
 pub fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
@@ -64,14 +66,31 @@ fn marketplace_answer(identified: bool, mut response: Response) -> Response {
     response
 }
 
+/// `meta` of a search: the page, the total and the facets.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct SearchMeta {
+    pub page: u64,
+    pub per_page: u64,
+    pub total: u64,
+    pub facets: Facets,
+}
+
+/// `GET /marketplace/careers/jobs`.
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct MarketplaceSearch {
+    pub careers_jobs: Vec<MarketplaceJobView>,
+    pub meta: SearchMeta,
+}
+
+/// The marketplace's search: open jobs of companies that are not suspended (CONTRACT §15).
 #[utoipa::path(
     get,
     path = "/marketplace/careers/jobs",
     tag = "marketplace",
-    summary = "List open jobs",
-    params(PageParams),
+    summary = "Search open jobs",
+    params(SearchParams),
     responses(
-        (status = 200, description = "Open jobs of companies that are not suspended, newest first", body = MarketplaceJobList),
+        (status = 200, description = "A page of open jobs with the facets", body = MarketplaceSearch),
         MalformedRequest, Unavailable
     ),
     security((), ("user_session" = []))
@@ -79,15 +98,28 @@ fn marketplace_answer(identified: bool, mut response: Response) -> Response {
 async fn list_jobs(
     ctx: MarketplaceCtx,
     State(state): State<AppState>,
-    Query(params): Query<PageParams>,
+    MultiQuery(params): MultiQuery<SearchParams>,
 ) -> Result<Response, ApiError> {
-    let (page, per_page) = params.resolve()?;
+    let (page, per_page) = PageParams {
+        page: params.page,
+        per_page: params.per_page,
+    }
+    .resolve()?;
+    let search = params
+        .check(page, per_page)
+        .map_err(|BadSearch(message)| ApiError::MalformedRequest(message))?;
     let viewer = ctx.user.map(|u| u.id);
-    let (rows, total) =
-        job::marketplace_jobs(&state.db, viewer, None, page, per_page, state.now()).await?;
-    let answer = Json(MarketplaceJobList {
+    let (rows, total, facets) =
+        job::marketplace_search(&state.db, viewer, &search, state.now()).await?;
+    ::metrics::counter!(crate::metrics::MARKETPLACE_SEARCHES).increment(1);
+    let answer = Json(MarketplaceSearch {
         careers_jobs: rows,
-        meta: Meta::new(page, per_page, total),
+        meta: SearchMeta {
+            page,
+            per_page,
+            total,
+            facets,
+        },
     });
     Ok(marketplace_answer(viewer.is_some(), answer.into_response()))
 }
@@ -113,9 +145,9 @@ async fn show_job(
     WantsJsonLd(json_ld): WantsJsonLd,
 ) -> Result<Response, ApiError> {
     let viewer = ctx.user.map(|u| u.id);
-    let (mut rows, _) =
-        job::marketplace_jobs(&state.db, viewer, Some(id), 1, 1, state.now()).await?;
-    let job = rows.pop().ok_or(ApiError::NotFound)?;
+    let job = job::marketplace_job(&state.db, viewer, id, state.now())
+        .await?
+        .ok_or(ApiError::NotFound)?;
     let response = if json_ld {
         let website = company::find_company(&state.db, job.job.company.id)
             .await?

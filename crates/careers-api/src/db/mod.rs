@@ -71,6 +71,27 @@ pub async fn write_transaction(
     .await
 }
 
+/// The `?q=` of the team's lists: a row is kept when any of `columns` contains `q` (trimmed),
+/// case-insensitively, `%` and `_` taken literally; `None` for a blank or missing `q`.
+pub fn contains_any(
+    q: Option<&str>,
+    columns: impl IntoIterator<Item = sea_orm::sea_query::Expr>,
+) -> Option<sea_orm::Condition> {
+    use sea_orm::sea_query::{Expr, ExprTrait, Func, LikeExpr};
+    let q = q.map(str::trim).filter(|q| !q.is_empty())?;
+    let pattern = format!("%{}%", crate::forms::escape_like(&q.to_lowercase()));
+    Some(
+        columns
+            .into_iter()
+            .fold(sea_orm::Condition::any(), |any, column| {
+                any.add(
+                    Expr::expr(Func::lower(column))
+                        .like(LikeExpr::new(pattern.clone()).escape('\\')),
+                )
+            }),
+    )
+}
+
 /// Page `page` (from 1) of `query`, `per_page` rows long.
 pub fn page_of<E: EntityTrait>(query: Select<E>, page: u64, per_page: u64) -> Select<E> {
     query.offset((page - 1) * per_page).limit(per_page)

@@ -187,10 +187,18 @@ pub async fn skill(app: &TestApp, profile_id: i64, name: &str) -> i64 {
 /// An on-site job in Berlin: `open` (published now) when `open`, else a `draft`.
 pub async fn job(app: &TestApp, company_id: i64, title: &str, open: bool) -> i64 {
     let now = Utc::now();
+    let company_name = org::company::entity::Entity::find_by_id(company_id)
+        .one(&*app.state.db)
+        .await
+        .unwrap()
+        .unwrap()
+        .name;
+    let description = format!("About the {title} role");
+    let search = careers::job::search_text(title, &description, None);
     careers::job::entity::ActiveModel {
         company_id: Set(company_id),
         title: Set(title.into()),
-        description: Set(format!("About the {title} role")),
+        description: Set(description.clone()),
         status: Set(if open { "open" } else { "draft" }.into()),
         department: Set(None),
         employment_type: Set(Some("full_time".into())),
@@ -205,6 +213,9 @@ pub async fn job(app: &TestApp, company_id: i64, title: &str, open: bool) -> i64
         valid_through: Set(None),
         published_at: Set(open.then_some(now)),
         moderated_at: Set(None),
+        search_title: Set(search.0),
+        search_body: Set(search.1),
+        search_company: Set(careers_api::forms::fold_text(&company_name)),
         created_at: Set(now),
         updated_at: Set(now),
         ..Default::default()

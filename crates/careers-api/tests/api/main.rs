@@ -33,6 +33,7 @@ mod process;
 mod properties;
 mod requests;
 mod response_cache;
+mod search;
 mod session_lifecycle;
 mod session_management;
 mod shapes;

@@ -133,6 +133,30 @@ backend_tests! {
         assert_eq!(fifty_rows, one_row, "statements for 50 rows vs 1 row");
     }
 
+    /// A marketplace search with text, filters and facets runs a constant number of statements
+    /// whatever the page size (CONTRACT §15, issue 45): the page's ids, the total, one per
+    /// facet, the page's jobs with their companies, and (logged in) the caller's user (the
+    /// area's check), profile and applications to the page: nine in all.
+    async fn a_search_with_facets_costs_the_same_statements_for_1_and_50_jobs(backend) {
+        let app = TestApp::spawn(backend).await;
+        let acme = company(&app, "Acme").await;
+        let (_, profile_id, cara) = candidate(&app, "cara@example.com").await;
+        let first = job(&app, acme, "Rust job 0", true).await;
+        application(&app, first, profile_id).await;
+        let path = "/marketplace/careers/jobs?q=rust&workplace_type=on_site&country_code=DE&per_page=100";
+        ok(get(&app, &cara, path).await).await;
+        let (one_row, body) = measure(&app, &cara, path).await;
+        assert_eq!(items(&body["careers_jobs"]).len(), 1, "{body}");
+        for n in 1..50 {
+            job(&app, acme, &format!("Rust job {n}"), true).await;
+        }
+        let (fifty_rows, body) = measure(&app, &cara, path).await;
+        assert_eq!(items(&body["careers_jobs"]).len(), 50, "{body}");
+        assert_eq!(body["meta"]["facets"]["workplace_type"]["on_site"], 50, "{body}");
+        assert_eq!(fifty_rows, one_row, "statements for 50 rows vs 1 row");
+        assert_eq!(one_row, 9, "user, page, total, three facets, jobs, profile, applications");
+    }
+
     /// The candidate's application list runs the same statements for 1 row as for 50, whatever
     /// the number of jobs and companies they span: jobs and companies come with the page, not one
     /// statement per row (API.md "Shapes").

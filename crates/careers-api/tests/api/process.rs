@@ -799,6 +799,82 @@ async fn logs_never_contain_verification_or_invitation_tokens() {
     assert!(log.contains("invitation token refused"));
 }
 
+/// The team's moderation through the real binary (CONTRACT §13, §14, §15): suspending and
+/// unsuspending a company, archiving and releasing a job are audit events, by id.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn suspensions_and_job_moderation_are_audit_events() {
+    let mut server = start_with(&[]).await;
+    let client = reqwest::Client::new();
+    let url = |path: &str| format!("{}{}", server.base, path);
+    let ada = log_in(&client, &url("/identities/sessions")).await;
+    let company: Value = ada
+        .with_csrf(client.post(url("/identities/org/companies")))
+        .json(&json!({ "name": "Analytical Engines" }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let company_id = company["org_companies"]["id"].as_i64().unwrap();
+    let job: Value = ada
+        .with_csrf(client.post(url("/org-user/careers/jobs")))
+        .json(&json!({ "title": "Engineer", "company": { "id": company_id } }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let job_id = job["careers_jobs"]["id"].as_i64().unwrap();
+    let login = client
+        .post(url("/team/identities/admins/sessions"))
+        .json(&json!({ "email": "grace@example.com", "password": PASSWORD }))
+        .send()
+        .await
+        .unwrap();
+    let admin = Creds::from_response(&careers_api::areas::ADMIN, &login);
+    let company_path = url(&format!("/admin-user/org/companies/{company_id}"));
+    let job_path = url(&format!("/admin-user/careers/jobs/{job_id}"));
+    for (path, body) in [
+        (&company_path, json!({ "suspended": true })),
+        (&company_path, json!({ "suspended": true })),
+        (&company_path, json!({ "suspended": false })),
+        (&job_path, json!({ "status": "archived" })),
+        (&job_path, json!({ "status": "draft" })),
+    ] {
+        let answer = admin
+            .with_csrf(client.patch(path.as_str()))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(answer.status(), StatusCode::OK, "{path} {body}");
+    }
+
+    let (_, log) = stop(&mut server);
+    let audit: Vec<(String, i64)> = log
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|l| l["target"] == "careers_api::audit" && l["admin_id"].is_u64())
+        .map(|l| {
+            (
+                l["action"].as_str().unwrap().to_owned(),
+                l["object_id"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    // A second suspension of a suspended company changes nothing and is no event.
+    let expected = [
+        ("company_suspended", company_id),
+        ("company_unsuspended", company_id),
+        ("job_archived", job_id),
+        ("job_released", job_id),
+    ]
+    .map(|(a, id)| (a.to_owned(), id));
+    assert_eq!(audit, expected);
+}
+
 /// Operations (CONTRACT §13) through the real binary: the Prometheus series on `METRICS_ADDR`
 /// after real requests (route templates, never raw paths), Swagger UI at `/docs` with
 /// `API_DOCS=on`, and audit events of admin actions.

@@ -9,6 +9,7 @@ mod m20261128_000006_totp_enrolment;
 mod m20261128_000007_email_verification;
 mod m20261128_000008_companies_members;
 mod m20261128_000009_structured_jobs;
+mod m20261128_000010_job_search;
 
 use sea_orm_migration::prelude::*;
 
@@ -27,6 +28,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000007_email_verification::Migration),
             Box::new(m20261128_000008_companies_members::Migration),
             Box::new(m20261128_000009_structured_jobs::Migration),
+            Box::new(m20261128_000010_job_search::Migration),
         ]
     }
 }

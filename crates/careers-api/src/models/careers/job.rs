@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use self::entity as job;
 use super::briefs::OwnApplication;
 use super::job_application::entity as application;
+use super::search::{Facets, Search};
 use super::user_profile::profile_of_user;
+pub use super::vocabulary::{EMPLOYMENT_TYPES, SALARY_INTERVALS, WORKPLACE_TYPES, is_country_code};
 use crate::db::{DataError, write_transaction};
 use crate::forms::{self, Errors, IdRef, Invalid};
 use crate::models::org::company::{CompanyBrief, entity as company};
@@ -76,20 +78,6 @@ impl JobStatus {
         )
     }
 }
-
-/// schema.org's employment types, as the API spells them.
-pub const EMPLOYMENT_TYPES: [&str; 8] = [
-    "full_time",
-    "part_time",
-    "contractor",
-    "temporary",
-    "intern",
-    "volunteer",
-    "per_diem",
-    "other",
-];
-pub const WORKPLACE_TYPES: [&str; 3] = ["on_site", "hybrid", "remote"];
-pub const SALARY_INTERVALS: [&str; 5] = ["hour", "day", "week", "month", "year"];
 
 /// `Careers::Job`'s form. A `POST` needs `title` and `company`; a `PATCH` keeps what it does
 /// not send, and `null` clears a nullable attribute.
@@ -249,12 +237,6 @@ impl JobForm {
     }
 }
 
-/// Whether `code` is an ISO 3166-1 alpha-2 code, upper case.
-pub fn is_country_code(code: &str) -> bool {
-    code.bytes().all(|b| b.is_ascii_uppercase())
-        && isocountry::CountryCode::for_alpha2(code).is_ok()
-}
-
 /// A job's own attributes, as stored and as a form changes them.
 #[derive(Debug, Clone)]
 struct JobAttrs {
@@ -383,6 +365,9 @@ impl JobAttrs {
         published_at: Option<DateTime<Utc>>,
         now: DateTime<Utc>,
     ) {
+        let (title, body) = search_text(&self.title, &self.description, self.department.as_deref());
+        model.search_title = Set(title);
+        model.search_body = Set(body);
         model.title = Set(self.title);
         model.description = Set(self.description);
         model.status = Set(self.status.as_str().to_owned());
@@ -402,6 +387,13 @@ impl JobAttrs {
         }
         model.updated_at = Set(now);
     }
+}
+
+/// The folded text the search indexes of a job's title and of its description and department
+/// (the company's name is [`crate::forms::fold_text`] of it, kept by the company's writes).
+pub fn search_text(title: &str, description: &str, department: Option<&str>) -> (String, String) {
+    let body = format!("{description} {}", department.unwrap_or_default());
+    (forms::fold_text(title), forms::fold_text(&body))
 }
 
 /// `Careers::Job` with its company, as every area shows it.
@@ -519,7 +511,22 @@ pub async fn company_jobs(
     if let Some(status) = status {
         filter = filter.add(status_is(status, now));
     }
-    let total = job::Entity::find().filter(filter.clone()).count(db).await?;
+    jobs_page(db, filter, page, per_page, now).await
+}
+
+/// A page of the jobs `filter` keeps, in id order, and their number.
+async fn jobs_page(
+    db: &DatabaseConnection,
+    filter: Condition,
+    page: u64,
+    per_page: u64,
+    now: DateTime<Utc>,
+) -> Result<(Vec<JobView>, u64), DataError> {
+    let total = job::Entity::find()
+        .inner_join(company::Entity)
+        .filter(filter.clone())
+        .count(db)
+        .await?;
     let rows = jobs()
         .filter(filter)
         .order_by_asc(job::Column::Id)
@@ -541,7 +548,6 @@ pub async fn team_jobs(
     per_page: u64,
     now: DateTime<Utc>,
 ) -> Result<(Vec<JobView>, u64), DataError> {
-    use sea_orm::sea_query::{ExprTrait, Func, LikeExpr};
     let mut filter = Condition::all();
     if let Some(status) = status {
         filter = filter.add(status_is(status, now));
@@ -549,30 +555,14 @@ pub async fn team_jobs(
     if let Some(company_id) = company_id {
         filter = filter.add(job::Column::CompanyId.eq(company_id));
     }
-    if let Some(q) = q.map(str::trim).filter(|q| !q.is_empty()) {
-        let pattern = format!("%{}%", forms::escape_like(&q.to_lowercase()));
-        let like = |column: Expr| {
-            Expr::expr(Func::lower(column)).like(LikeExpr::new(pattern.clone()).escape('\\'))
-        };
-        filter = filter.add(
-            Condition::any()
-                .add(like(Expr::col((job::Entity, job::Column::Title))))
-                .add(like(Expr::col((company::Entity, company::Column::Name)))),
-        );
+    let columns = [
+        Expr::col((job::Entity, job::Column::Title)),
+        Expr::col((company::Entity, company::Column::Name)),
+    ];
+    if let Some(matching) = crate::db::contains_any(q, columns) {
+        filter = filter.add(matching);
     }
-    let total = job::Entity::find()
-        .inner_join(company::Entity)
-        .filter(filter.clone())
-        .count(db)
-        .await?;
-    let rows = jobs()
-        .filter(filter)
-        .order_by_asc(job::Column::Id)
-        .offset((page - 1) * per_page)
-        .limit(per_page)
-        .all(db)
-        .await?;
-    Ok((views(rows, now)?, total))
+    jobs_page(db, filter, page, per_page, now).await
 }
 
 /// One job of the company (`None` outside it).
@@ -618,8 +608,13 @@ pub async fn create_job(
     own_company(&form.company, company_id)?;
     let attrs = JobAttrs::new().apply(form);
     attrs.check(now)?;
+    let company = company::Entity::find_by_id(company_id)
+        .one(db)
+        .await?
+        .ok_or(DataError::NotFound)?;
     let mut model = job::ActiveModel {
         company_id: Set(company_id),
+        search_company: Set(forms::fold_text(&company.name)),
         published_at: Set(None),
         moderated_at: Set(None),
         created_at: Set(now),
@@ -733,44 +728,64 @@ pub async fn close_expired(db: &DatabaseConnection, now: DateTime<Utc>) -> Resul
         .rows_affected)
 }
 
-/// Open jobs of companies that are not suspended, newest first, each with the viewer's own
-/// applications to it (none when anonymous).
-pub async fn marketplace_jobs(
+/// An open job of a company that is not suspended, with the viewer's own applications to it.
+pub async fn marketplace_job(
     db: &DatabaseConnection,
     viewer: Option<i64>,
-    job_id: Option<i64>,
-    page: u64,
-    per_page: u64,
+    id: i64,
     now: DateTime<Utc>,
-) -> Result<(Vec<MarketplaceJobView>, u64), DataError> {
-    let mut open = open_to_candidates(job::Entity::find(), now);
-    if let Some(id) = job_id {
-        open = open.filter(job::Column::Id.eq(id));
-    }
-    let total = open.clone().count(db).await?;
-    let mut rows = jobs()
+) -> Result<Option<MarketplaceJobView>, DataError> {
+    let rows = jobs()
+        .filter(job::Column::Id.eq(id))
         .filter(status_is(JobStatus::Open, now))
-        .filter(company::Column::SuspendedAt.is_null());
-    if let Some(id) = job_id {
-        rows = rows.filter(job::Column::Id.eq(id));
-    }
-    let rows = rows
-        .order_by_desc(job::Column::PublishedAt)
-        .order_by_desc(job::Column::Id)
-        .offset((page - 1) * per_page)
-        .limit(per_page)
+        .filter(company::Column::SuspendedAt.is_null())
         .all(db)
         .await?;
-    let rows = views(rows, now)?;
+    Ok(with_own_applications(db, viewer, views(rows, now)?)
+        .await?
+        .pop())
+}
+
+/// A page of the marketplace's search (CONTRACT §15): the jobs in the search's order, the
+/// total and the facets.
+pub async fn marketplace_search(
+    db: &DatabaseConnection,
+    viewer: Option<i64>,
+    search: &Search,
+    now: DateTime<Utc>,
+) -> Result<(Vec<MarketplaceJobView>, u64, Facets), DataError> {
+    let (ids, total, facets) = super::search::search(db, search, now).await?;
+    let mut found: HashMap<i64, JobView> = if ids.is_empty() {
+        HashMap::new()
+    } else {
+        let rows = jobs()
+            .filter(job::Column::Id.is_in(ids.clone()))
+            .all(db)
+            .await?;
+        views(rows, now)?.into_iter().map(|v| (v.id, v)).collect()
+    };
+    let page = ids.iter().filter_map(|id| found.remove(id)).collect();
+    Ok((
+        with_own_applications(db, viewer, page).await?,
+        total,
+        facets,
+    ))
+}
+
+/// The jobs, each with the viewer's own applications to it (none when anonymous): one
+/// statement for the viewer's profile and one for their applications to these jobs.
+async fn with_own_applications(
+    db: &DatabaseConnection,
+    viewer: Option<i64>,
+    jobs: Vec<JobView>,
+) -> Result<Vec<MarketplaceJobView>, DataError> {
     let profile_id = match viewer {
-        Some(user_id) => profile_of_user(db, user_id).await?.map(|p| p.id),
-        None => None,
+        Some(user_id) if !jobs.is_empty() => profile_of_user(db, user_id).await?.map(|p| p.id),
+        _ => None,
     };
     let mut own: HashMap<i64, Vec<OwnApplication>> = HashMap::new();
-    if let Some(profile_id) = profile_id
-        && !rows.is_empty()
-    {
-        let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+    if let Some(profile_id) = profile_id {
+        let ids: Vec<i64> = jobs.iter().map(|r| r.id).collect();
         for a in application::Entity::find()
             .filter(application::Column::CareersUserProfileId.eq(profile_id))
             .filter(application::Column::CareersJobId.is_in(ids))
@@ -787,7 +802,7 @@ pub async fn marketplace_jobs(
                 });
         }
     }
-    let views = rows
+    Ok(jobs
         .into_iter()
         .map(|job| {
             let applications = own.remove(&job.id).unwrap_or_default();
@@ -796,6 +811,5 @@ pub async fn marketplace_jobs(
                 careers_job_applications: applications,
             }
         })
-        .collect();
-    Ok((views, total))
+        .collect())
 }

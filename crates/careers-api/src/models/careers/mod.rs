@@ -11,5 +11,7 @@ pub mod job;
 pub mod job_application;
 pub mod job_posting;
 pub mod nested;
+pub mod search;
 pub mod skill;
 pub mod user_profile;
+pub mod vocabulary;

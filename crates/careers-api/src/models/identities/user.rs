@@ -8,8 +8,8 @@ use std::sync::LazyLock;
 use chrono::{DateTime, Utc};
 use sea_orm::sea_query::{Expr, ExprTrait, Func};
 use sea_orm::{
-    ActiveModelTrait, Condition, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter,
-    QueryOrder, Set, Unchanged,
+    ActiveModelTrait, DatabaseConnection, EntityTrait, PaginatorTrait, QueryFilter, QueryOrder,
+    Set, Unchanged,
 };
 use serde::{Deserialize, Serialize};
 
@@ -274,18 +274,13 @@ pub async fn list_users(
     per_page: u64,
 ) -> Result<(Vec<user::Model>, u64), DataError> {
     let mut query = user::Entity::find();
-    if let Some(q) = q.map(str::trim).filter(|q| !q.is_empty()) {
-        let pattern = format!("%{}%", crate::forms::escape_like(&q.to_lowercase()));
-        let like = |column: user::Column| {
-            Expr::expr(Func::lower(Expr::col(column)))
-                .like(sea_orm::sea_query::LikeExpr::new(pattern.clone()).escape('\\'))
-        };
-        query = query.filter(
-            Condition::any()
-                .add(like(user::Column::Email))
-                .add(like(user::Column::FirstName))
-                .add(like(user::Column::LastName)),
-        );
+    let columns = [
+        user::Column::Email,
+        user::Column::FirstName,
+        user::Column::LastName,
+    ];
+    if let Some(matching) = crate::db::contains_any(q, columns.map(Expr::col)) {
+        query = query.filter(matching);
     }
     let total = query.clone().count(db).await?;
     let rows = page_of(query.order_by_asc(user::Column::Id), page, per_page)

@@ -4,7 +4,7 @@
 pub mod entity;
 
 use chrono::{DateTime, Utc};
-use sea_orm::sea_query::{Expr, ExprTrait, Func, LikeExpr};
+use sea_orm::sea_query::Expr;
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, Condition, ConnectionTrait, DatabaseConnection, EntityTrait,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, Set,
@@ -257,6 +257,11 @@ pub async fn update_company(
         (Some(false), Some(_)) => Suspension::Unsuspended,
         _ => Suspension::Unchanged,
     };
+    let renamed = form
+        .name
+        .as_ref()
+        .filter(|name| **name != existing.name)
+        .cloned();
     let mut model: company::ActiveModel = existing.into();
     if let Some(name) = form.name {
         model.name = Set(name);
@@ -277,6 +282,15 @@ pub async fn update_company(
         .update(&txn)
         .await
         .map_err(|e| DataError::conflict_if_unique(e, SLUG_TAKEN))?;
+    if let Some(name) = renamed {
+        // The jobs' search text carries the company's name (CONTRACT §15: `q` matches it).
+        txn.execute_raw(sea_orm::Statement::from_sql_and_values(
+            txn.get_database_backend(),
+            "UPDATE careers_jobs SET search_company = $1 WHERE company_id = $2",
+            [forms::fold_text(&name).into(), id.into()],
+        ))
+        .await?;
+    }
     txn.commit().await?;
     Ok((updated, change))
 }
@@ -290,17 +304,9 @@ pub async fn list_companies(
     per_page: u64,
 ) -> Result<(Vec<CompanyView>, u64), DataError> {
     let mut query = company::Entity::find();
-    if let Some(q) = q.map(str::trim).filter(|q| !q.is_empty()) {
-        let pattern = format!("%{}%", forms::escape_like(&q.to_lowercase()));
-        let like = |column: company::Column| {
-            Expr::expr(Func::lower(Expr::col(column)))
-                .like(LikeExpr::new(pattern.clone()).escape('\\'))
-        };
-        query = query.filter(
-            Condition::any()
-                .add(like(company::Column::Name))
-                .add(like(company::Column::Slug)),
-        );
+    let columns = [company::Column::Name, company::Column::Slug];
+    if let Some(matching) = crate::db::contains_any(q, columns.map(Expr::col)) {
+        query = query.filter(matching);
     }
     let total = query.clone().count(db).await?;
     let rows = page_of(query.order_by_asc(company::Column::Id), page, per_page)

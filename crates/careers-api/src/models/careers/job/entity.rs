@@ -29,6 +29,11 @@ pub struct Model {
     /// When the team archived it (moderation); its employer cannot change its status until the
     /// team releases it.
     pub moderated_at: Option<DateTimeUtc>,
+    /// The folded text the search indexes (CONTRACT §15; [`super::search_text`]): the title;
+    /// the description and department; the company's name.
+    pub search_title: String,
+    pub search_body: String,
+    pub search_company: String,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
 }
