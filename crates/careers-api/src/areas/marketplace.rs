@@ -40,6 +40,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
     )
 )]
 async fn show_company(
+    ctx: MarketplaceCtx,
     State(state): State<AppState>,
     Path(slug): Path<String>,
 ) -> Result<Response, ApiError> {
@@ -49,7 +50,10 @@ async fn show_company(
     let answer = Json(PublicCompanyOne {
         org_companies: company,
     });
-    Ok(marketplace_answer(false, answer.into_response()))
+    Ok(marketplace_answer(
+        ctx.user.is_some(),
+        answer.into_response(),
+    ))
 }
 
 /// A marketplace answer's caching headers (CONTRACT §5): it varies with `Accept` and the

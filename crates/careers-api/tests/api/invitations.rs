@@ -299,6 +299,30 @@ backend_tests! {
         assert_eq!(count(&app, &pending).await, 1);
     }
 
+    /// A lapsed invitation keeps reading `expired` when the address is invited again, and an
+    /// admin may re-invite an address whose owner invitation lapsed (only a pending owner
+    /// invitation is the owner's to replace).
+    async fn a_lapsed_invitation_stays_expired_and_does_not_bind_a_reinvite(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (acme, _, boss) = acme(&app).await;
+        let lapsed = invited(&app, &boss, "new@example.com", Some("owner")).await;
+        expire(&app, lapsed).await;
+        let admin = app.create_user("admin@acme.example").await;
+        org_profile_as(&app, admin, acme, "Admin", "admin").await;
+        let admin = app.login(&USER, "admin@acme.example").await;
+        let again = invited(&app, &admin, "new@example.com", None).await;
+        assert_eq!(stored_status(&app, lapsed).await, "expired");
+        assert_eq!(stored_status(&app, again).await, "pending");
+        let list = ok(get(&app, &boss, &format!("{INVITATIONS}?status=expired")).await).await;
+        assert_eq!(ids(&list["org_invitations"]), [lapsed], "{list}");
+        assert_eq!(list["org_invitations"][0]["status"], "expired");
+        // A pending owner invitation is still the owner's to replace.
+        let owners = invited(&app, &boss, "next@example.com", Some("owner")).await;
+        let refused = invite(&app, &admin, "next@example.com", None).await;
+        expect_error(refused, StatusCode::FORBIDDEN, "forbidden").await;
+        assert_eq!(stored_status(&app, owners).await, "pending");
+    }
+
     async fn a_members_address_is_a_conflict_and_a_bad_form_a_422(backend) {
         let app = TestApp::spawn(backend).await;
         let (acme, _, boss) = acme(&app).await;

@@ -286,6 +286,26 @@ impl MigrationTrait for Migration {
     }
 
     async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+        // Names become unique again: refused before anything changes when two companies share
+        // one; the rest in one transaction.
+        let shared = manager
+            .get_connection()
+            .query_one_raw(Statement::from_string(
+                manager.get_database_backend(),
+                "SELECT COUNT(*) FROM (SELECT name FROM org_companies GROUP BY name \
+                 HAVING COUNT(*) > 1) shared",
+            ))
+            .await?
+            .map(|row| row.try_get_by_index::<i64>(0))
+            .transpose()?
+            .unwrap_or(0);
+        if shared > 0 {
+            return Err(DbErr::Custom(format!(
+                "{shared} company names are shared by several companies: rename them before \
+                 reverting to unique names"
+            )));
+        }
+        let manager = manager.begin().await?;
         manager
             .drop_table(Table::drop().table(OrgInvitations::Table).to_owned())
             .await?;
@@ -327,6 +347,6 @@ impl MigrationTrait for Migration {
             _ => "ALTER TABLE org_companies ADD CONSTRAINT org_companies_name_key UNIQUE (name)",
         };
         manager.get_connection().execute_unprepared(restore).await?;
-        Ok(())
+        manager.commit().await
     }
 }

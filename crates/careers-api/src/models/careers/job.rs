@@ -635,6 +635,7 @@ pub async fn update_job(
     now: DateTime<Utc>,
 ) -> Result<JobView, DataError> {
     let txn = write_transaction(db).await?;
+    lock(&txn, id).await?;
     let existing = job::Entity::find_by_id(id)
         .one(&txn)
         .await?
@@ -672,6 +673,18 @@ pub async fn update_job(
     Ok(view)
 }
 
+/// Takes job `id`'s row lock for the rest of the caller's transaction: the employer's edits and
+/// the team's moderation decide on the status as it is then (PostgreSQL; SQLite's write
+/// transaction holds the database's lock already).
+async fn lock<C: ConnectionTrait>(conn: &C, id: i64) -> Result<(), DataError> {
+    job::Entity::update_many()
+        .col_expr(job::Column::Id, Expr::col(job::Column::Id))
+        .filter(job::Column::Id.eq(id))
+        .exec(conn)
+        .await?;
+    Ok(())
+}
+
 /// What the team may do to a job: archive it (moderation), or release a job it archived back to
 /// its employer as a draft.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -689,6 +702,7 @@ pub async fn moderate(
     now: DateTime<Utc>,
 ) -> Result<(JobView, Moderation), DataError> {
     let txn = write_transaction(db).await?;
+    lock(&txn, id).await?;
     let existing = job::Entity::find_by_id(id)
         .one(&txn)
         .await?

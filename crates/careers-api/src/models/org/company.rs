@@ -248,6 +248,8 @@ pub async fn update_company(
     now: DateTime<Utc>,
 ) -> Result<(company::Model, Suspension), DataError> {
     let txn = write_transaction(db).await?;
+    // Concurrent edits (two suspensions, two renames) decide on the company as it is then.
+    lock(&txn, id).await?;
     let existing = company::Entity::find_by_id(id)
         .one(&txn)
         .await?

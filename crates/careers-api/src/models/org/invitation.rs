@@ -59,6 +59,7 @@ impl Status {
             "accepted" => Self::Accepted,
             "declined" => Self::Declined,
             "revoked" => Self::Revoked,
+            "expired" => Self::Expired,
             _ if expires_at <= now => Self::Expired,
             _ => Self::Pending,
         }
@@ -352,10 +353,20 @@ pub async fn invite(
             "this address is a member's of your company already".into(),
         ));
     }
-    let pending = invitation::Entity::find()
+    // A lapsed invitation to the address is stored as the `expired` it reads (its history
+    // kept), which frees the one-pending index; a pending one is replaced: revoked.
+    invitation::Entity::update_many()
+        .col_expr(invitation::Column::Status, Expr::value(LAPSED))
         .filter(invitation::Column::CompanyId.eq(inviter.company_id))
         .filter(invitation::Column::Email.eq(&email))
         .filter(invitation::Column::Status.eq(Status::Pending.stored()))
+        .filter(invitation::Column::ExpiresAt.lte(now))
+        .exec(&txn)
+        .await?;
+    let pending = invitation::Entity::find()
+        .filter(invitation::Column::CompanyId.eq(inviter.company_id))
+        .filter(invitation::Column::Email.eq(&email))
+        .filter(pending_at(now))
         .one(&txn)
         .await?;
     if let Some(pending) = pending {
@@ -367,6 +378,7 @@ pub async fn invite(
             )
             .col_expr(invitation::Column::UpdatedAt, Expr::value(now))
             .filter(invitation::Column::Id.eq(pending.id))
+            .filter(pending_at(now))
             .exec(&txn)
             .await?;
     }
@@ -401,6 +413,10 @@ pub async fn invite(
     Ok(view)
 }
 
+/// How a lapsed invitation is stored once a new one to its address replaces it (it read
+/// `expired` already; a stored `pending` would hold the one-pending index).
+const LAPSED: &str = "expired";
+
 /// A pending invitation is one whose stored status is `pending` and that has not expired.
 fn pending_at(now: DateTime<Utc>) -> Condition {
     Condition::all()
@@ -421,9 +437,15 @@ pub async fn company_invitations(
     filter = match status {
         None => filter,
         Some(StatusFilter::Pending) => filter.add(pending_at(now)),
-        Some(StatusFilter::Expired) => filter
-            .add(invitation::Column::Status.eq(Status::Pending.stored()))
-            .add(invitation::Column::ExpiresAt.lte(now)),
+        Some(StatusFilter::Expired) => filter.add(
+            Condition::any()
+                .add(invitation::Column::Status.eq(LAPSED))
+                .add(
+                    Condition::all()
+                        .add(invitation::Column::Status.eq(Status::Pending.stored()))
+                        .add(invitation::Column::ExpiresAt.lte(now)),
+                ),
+        ),
         Some(StatusFilter::Accepted) => filter.add(invitation::Column::Status.eq("accepted")),
         Some(StatusFilter::Declined) => filter.add(invitation::Column::Status.eq("declined")),
         Some(StatusFilter::Revoked) => filter.add(invitation::Column::Status.eq("revoked")),
@@ -536,6 +558,8 @@ pub async fn answer_by_id(
         .one(&txn)
         .await?
         .ok_or(DataError::NotFound)?;
+    // Answers, invitations and suspensions of one company serialise on its row.
+    super::company::lock(&txn, found.company_id).await?;
     if !answer_once(&txn, &found, answer, now).await? {
         return Err(not_pending());
     }
@@ -583,6 +607,7 @@ pub async fn answer_by_token(
         .exec(&txn)
         .await?;
     if let Some(answer) = answer {
+        super::company::lock(&txn, found.company_id).await?;
         if !answer_once(&txn, &found, answer, now).await? {
             return Ok(None);
         }
