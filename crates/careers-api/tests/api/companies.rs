@@ -37,10 +37,6 @@ const TEAM_KEYS: [&str; 7] = [
     "website",
 ];
 
-async fn count(app: &TestApp, sql: &str) -> i64 {
-    scalar(app, sql).await.parse().unwrap()
-}
-
 async fn execute(app: &TestApp, sql: &str) {
     app.state.db.execute_unprepared(sql).await.unwrap();
 }

@@ -325,6 +325,20 @@ pub async fn get_with_cookie(app: &TestApp, cookie: &str, path: &str) -> Respons
 }
 
 /// An unsafe request with the session's cookies and its CSRF header.
+/// A `DELETE` with the CSRF header.
+pub async fn delete(app: &TestApp, creds: &Creds, path: &str) -> Response {
+    creds
+        .with_csrf(app.request(Method::DELETE, path))
+        .send()
+        .await
+        .unwrap()
+}
+
+/// A whole number a statement answers (`SELECT COUNT(*) ...`).
+pub async fn count(app: &TestApp, sql: &str) -> i64 {
+    crate::data_layer::scalar(app, sql).await.parse().unwrap()
+}
+
 pub async fn send(
     app: &TestApp,
     creds: &Creds,

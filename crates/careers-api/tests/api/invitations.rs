@@ -117,14 +117,6 @@ async fn invited(app: &TestApp, creds: &Creds, email: &str, role: Option<&str>) 
     body["org_invitations"]["id"].as_i64().unwrap()
 }
 
-async fn delete(app: &TestApp, creds: &Creds, path: &str) -> Response {
-    creds
-        .with_csrf(app.request(Method::DELETE, path))
-        .send()
-        .await
-        .unwrap()
-}
-
 async fn answer(app: &TestApp, creds: &Creds, id: i64, status: &str) -> Response {
     let path = format!("{MINE}/{id}");
     patch(app, creds, &path, &json!({ "status": status })).await
@@ -141,10 +133,6 @@ async fn expect_token_refused(response: Response, what: &str) {
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["error"]["code"], "validation_failed", "{what}: {body}");
     assert_eq!(keys(&body["error"]["fields"]), ["token"], "{what}: {body}");
-}
-
-async fn count(app: &TestApp, sql: &str) -> i64 {
-    scalar(app, sql).await.parse().unwrap()
 }
 
 async fn stored_status(app: &TestApp, id: i64) -> String {

@@ -21,28 +21,7 @@ const MARKETPLACE: &str = "/marketplace/careers/jobs";
 const APPLY: &str = "/candidate/careers/job_applications";
 const LD_JSON: &str = "application/ld+json";
 
-/// A job's keys in the employer's view (sorted).
-const JOB_KEYS: [&str; 19] = [
-    "company",
-    "country_code",
-    "created_at",
-    "department",
-    "description",
-    "employment_type",
-    "id",
-    "locality",
-    "published_at",
-    "region",
-    "salary_currency",
-    "salary_interval",
-    "salary_max",
-    "salary_min",
-    "status",
-    "title",
-    "updated_at",
-    "valid_through",
-    "workplace_type",
-];
+use crate::shapes::JOB_KEYS;
 
 const STATUSES: [&str; 4] = ["draft", "open", "closed", "archived"];
 

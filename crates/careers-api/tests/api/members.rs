@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use careers_api::areas::USER;
 use careers_api::models::org::invitation;
 use futures::future::join_all;
-use reqwest::{Method, Response, StatusCode};
+use reqwest::{Response, StatusCode};
 use sea_orm::{ActiveModelTrait, Set};
 use serde_json::{Value, json};
 
@@ -74,18 +74,6 @@ async fn invitation_row(app: &TestApp, company_id: i64, email: &str, role: &str)
     .await
     .unwrap()
     .id
-}
-
-async fn delete(app: &TestApp, creds: &Creds, path: &str) -> Response {
-    creds
-        .with_csrf(app.request(Method::DELETE, path))
-        .send()
-        .await
-        .unwrap()
-}
-
-async fn count(app: &TestApp, sql: &str) -> i64 {
-    scalar(app, sql).await.parse().unwrap()
 }
 
 async fn profile_count(app: &TestApp, profile_id: i64) -> i64 {

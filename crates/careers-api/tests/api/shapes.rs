@@ -31,7 +31,8 @@ const ORG_PROFILE_KEYS: [&str; 7] = [
 ];
 const NAME_KEYS: [&str; 3] = ["first_name", "id", "last_name"];
 const COMPANY_KEYS: [&str; 2] = ["id", "name"];
-const JOB_KEYS: [&str; 19] = [
+/// A job's keys in the employer's view (sorted).
+pub(crate) const JOB_KEYS: [&str; 19] = [
     "company",
     "country_code",
     "created_at",

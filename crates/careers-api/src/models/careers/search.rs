@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::db::DataError;
 
-pub use crate::forms::fold_text as fold;
+use crate::forms::fold_text;
 
 /// A parsed `q`: whole words and `"quoted phrases"`, every one of which must match.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -30,7 +30,7 @@ impl TextQuery {
     pub fn parse(q: &str) -> Option<Self> {
         let mut terms = Vec::new();
         for (n, part) in q.split('"').enumerate() {
-            let words: Vec<String> = fold(part)
+            let words: Vec<String> = fold_text(part)
                 .split(' ')
                 .filter(|w| !w.is_empty())
                 .map(str::to_owned)
@@ -490,7 +490,7 @@ mod tests {
         );
         assert_eq!(TextQuery::parse("  !!! \"\" "), None);
         assert_eq!(
-            fold("Société Générale, C++ & Ünïcode"),
+            fold_text("Société Générale, C++ & Ünïcode"),
             "societe generale c unicode"
         );
     }
