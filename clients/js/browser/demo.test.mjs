@@ -332,6 +332,19 @@ async function searchResults(page) {
   return page.$$eval("#results li strong", (items) => items.map((i) => i.textContent));
 }
 
+/**
+ * Runs `action` and waits until the page has rendered the search it started (the page counts
+ * its renders), so that no assertion reads the previous answer. Resolves to the request's URL.
+ */
+async function searched(page, action) {
+  const before = Number((await page.getAttribute("body", "data-rendered")) || 0);
+  const answer = page.waitForResponse((r) => r.url().includes("/marketplace/careers/jobs"));
+  await action();
+  const url = (await answer).url();
+  await page.waitForSelector(`body[data-rendered="${before + 1}"]`);
+  return url;
+}
+
 /** A facet's counts as the page shows them: `{value: count}`. */
 function facetCounts(page, facet) {
   return page.$$eval(`#facet-${facet} input`, (inputs) =>
@@ -348,35 +361,32 @@ test("the marketplace search page searches, ticks a facet, and shows the counts 
     // Every open demo job at first: Acme's two engineers, Globex's analyst and designer.
     assert.deepEqual((await searchResults(page)).length, 4);
 
-    const answered = () => page.waitForResponse((r) => r.url().includes("/marketplace/careers/jobs"));
-    let answer = answered();
-    await page.fill("#q", "ENGINEER");
-    await page.click("#search button");
-    await answer;
+    await searched(page, async () => {
+      await page.fill("#q", "ENGINEER");
+      await page.click("#search button");
+    });
     assert.deepEqual((await searchResults(page)).sort(), ["Platform Engineer", "Senior Rust Engineer"]);
     assert.match(await page.textContent("#summary"), /^2 open jobs/);
     assert.deepEqual(await facetCounts(page, "workplace_type"), { hybrid: 1, remote: 1 });
     assert.deepEqual(await facetCounts(page, "country_code"), { DE: 2 });
 
     // Ticking "remote": one result; the workplace facet still counts the other choice.
-    answer = answered();
-    await page.check('#facet-workplace_type input[value="remote"]');
-    const request = (await answer).url();
+    const request = await searched(page, () => page.check('#facet-workplace_type input[value="remote"]'));
     assert.match(request, /workplace_type=remote/);
     assert.deepEqual(await searchResults(page), ["Platform Engineer"]);
     assert.deepEqual(await facetCounts(page, "workplace_type"), { hybrid: 1, remote: 1 });
     assert.deepEqual(await facetCounts(page, "employment_type"), { full_time: 1 });
 
     // A salary floor: Platform Engineer pays up to 90,000 EUR a year.
-    answer = answered();
-    await page.fill('input[name="salary_min"]', "95000");
-    await page.click("#search button");
-    await answer;
+    await searched(page, async () => {
+      await page.fill('input[name="salary_min"]', "95000");
+      await page.click("#search button");
+    });
     assert.deepEqual(await searchResults(page), []);
-    answer = answered();
-    await page.fill('input[name="salary_min"]', "90000");
-    await page.click("#search button");
-    await answer;
+    await searched(page, async () => {
+      await page.fill('input[name="salary_min"]', "90000");
+      await page.click("#search button");
+    });
     assert.deepEqual(await searchResults(page), ["Platform Engineer"]);
 
     const shots = path.join(root, "target", "ci-artifacts");
