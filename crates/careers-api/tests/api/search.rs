@@ -392,6 +392,13 @@ backend_tests! {
                 "employment_type": {"full_time": 3, "temporary": 1},
                 "country_code": {"DE": 3, "CH": 3, "FR": 1, "PT": 1, "AT": 2},
             }))),
+            // Two facets filtered: each facet counts the jobs passing the other one's filter.
+            case("country_code=DE&country_code=CH&workplace_type=on_site&workplace_type=hybrid",
+                 &[12, 11, 7, 4, 3, 1], 6, Some(json!({
+                "workplace_type": {"on_site": 3, "hybrid": 3},
+                "employment_type": {"full_time": 3, "part_time": 1, "contractor": 1, "intern": 1},
+                "country_code": {"DE": 3, "CH": 3, "FR": 1, "AT": 2},
+            }))),
             case("workplace_type=remote", &[8, 6, 2], 3, Some(json!({
                 "workplace_type": {"on_site": 6, "remote": 3, "hybrid": 3},
                 "employment_type": {"full_time": 2, "part_time": 1},

@@ -10,6 +10,7 @@ mod m20261128_000007_email_verification;
 mod m20261128_000008_companies_members;
 mod m20261128_000009_structured_jobs;
 mod m20261128_000010_job_search;
+mod m20261128_000011_search_filters;
 
 use sea_orm_migration::prelude::*;
 
@@ -29,6 +30,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000008_companies_members::Migration),
             Box::new(m20261128_000009_structured_jobs::Migration),
             Box::new(m20261128_000010_job_search::Migration),
+            Box::new(m20261128_000011_search_filters::Migration),
         ]
     }
 }

@@ -56,36 +56,45 @@ impl TextQuery {
     }
 
     /// PostgreSQL's `tsquery` text: each term a word or a `<->` phrase, `&`-joined. The words
-    /// are `[a-z0-9]+` (folded), so nothing in them is `tsquery` syntax. With `by_part`, a
-    /// phrase must lie within one part of the weighted `search_vector` (title `A`, body `B`,
-    /// company `C`): concatenated vectors number their words on across the parts, and a phrase
-    /// must not run from the title's last word into the body's first (FTS5's columns keep them
-    /// apart too).
-    fn tsquery(&self, by_part: bool) -> String {
+    /// are `[a-z0-9]+` (folded), so nothing in them is `tsquery` syntax. A phrase must lie
+    /// within one part of the weighted `search_vector` (title `A`, body `B`, company `C`):
+    /// concatenated vectors number their words on across the parts, and a phrase must not run
+    /// from the title's last word into the body's first (FTS5's columns keep them apart too).
+    /// The phrase is also given unweighted, which it implies: without it PostgreSQL's planner
+    /// misjudges the weighted alternatives as matching a fifth of the jobs and scans the table
+    /// (`bench-results/search-plans.md`).
+    fn tsquery(&self) -> String {
+        self.joined(|words| match words {
+            [word] => format!("({word})"),
+            _ => format!(
+                "({} & ({} | {} | {}))",
+                words.join(" <-> "),
+                within(words, "A"),
+                within(words, "B"),
+                within(words, "C")
+            ),
+        })
+    }
+
+    /// The `tsquery` text whose every term matches within the part of `weight` (`A`: the
+    /// title).
+    fn tsquery_within(&self, weight: &str) -> String {
+        self.joined(|words| within(words, weight))
+    }
+
+    fn joined(&self, term: impl Fn(&[String]) -> String) -> String {
         self.terms
             .iter()
-            .map(|words| match words.as_slice() {
-                [word] => format!("({word})"),
-                _ if by_part => {
-                    let within = |weight: &str| {
-                        words
-                            .iter()
-                            .map(|w| format!("{w}:{weight}"))
-                            .collect::<Vec<_>>()
-                            .join(" <-> ")
-                    };
-                    format!(
-                        "(({}) | ({}) | ({}))",
-                        within("A"),
-                        within("B"),
-                        within("C")
-                    )
-                }
-                _ => format!("({})", words.join(" <-> ")),
-            })
+            .map(|words| term(words))
             .collect::<Vec<_>>()
             .join(" & ")
     }
+}
+
+/// A word or a phrase as a `tsquery` term found within the part of `weight`.
+fn within(words: &[String], weight: &str) -> String {
+    let words: Vec<String> = words.iter().map(|w| format!("{w}:{weight}")).collect();
+    format!("({})", words.join(" <-> "))
 }
 
 /// The database's text match: the condition that keeps the jobs matching `q` anywhere, and an
@@ -104,9 +113,12 @@ pub struct Fts5;
 
 impl TextIndex for Fts5 {
     fn jobs(&self, matching: bool) -> &'static str {
-        // SQLite keeps a CROSS JOIN's order: the matches first, then their jobs by rowid.
+        // SQLite keeps a CROSS JOIN's order: the matches first, then their jobs, each read from
+        // the narrow index of the columns the search reads (migration 11) rather than from its
+        // wide row (SQLite would look a rowid up in the table).
         if matching {
-            "careers_jobs_fts CROSS JOIN careers_jobs j ON j.id = careers_jobs_fts.rowid"
+            "careers_jobs_fts CROSS JOIN careers_jobs j INDEXED BY careers_jobs_search_filters \
+             ON j.id = careers_jobs_fts.rowid"
         } else {
             "careers_jobs j"
         }
@@ -135,17 +147,22 @@ impl TextIndex for Tsvector {
     }
 
     fn matches(&self, q: &TextQuery, bind: &mut Binds) -> String {
-        let p = bind.push(q.tsquery(true).into());
-        format!("j.search_vector @@ to_tsquery('simple', {p})")
+        let p = bind.push(q.tsquery().into());
+        format!("j.search_vector @@ {}", once(&p))
     }
 
     fn title_matches(&self, q: &TextQuery, bind: &mut Binds) -> String {
-        let p = bind.push(q.tsquery(false).into());
-        format!(
-            "CASE WHEN to_tsvector('simple', j.search_title) @@ to_tsquery('simple', {p}) \
-             THEN 1 ELSE 0 END"
-        )
+        let p = bind.push(q.tsquery_within("A").into());
+        format!("CASE WHEN j.search_vector @@ {} THEN 1 ELSE 0 END", once(&p))
     }
+}
+
+/// The `tsquery` of the text bound at `p`, parsed once per statement: a scalar subquery is
+/// evaluated once (an InitPlan), where `to_tsquery('simple', $n)` is parsed again for every row
+/// tested once the statement runs on a generic plan (after five executions of the prepared
+/// statement), which took a phrase search from 28 to 70 ms at 100,000 jobs.
+fn once(p: &str) -> String {
+    format!("(SELECT to_tsquery('simple', {p}))")
 }
 
 /// A statement's values, numbered as both backends read them (`$1`, `$2`...).
@@ -204,6 +221,16 @@ pub struct Facets {
     pub workplace_type: BTreeMap<String, u64>,
     pub employment_type: BTreeMap<String, u64>,
     pub country_code: BTreeMap<String, u64>,
+}
+
+impl Facets {
+    fn of(&mut self, facet: Facet) -> &mut BTreeMap<String, u64> {
+        match facet {
+            Facet::WorkplaceType => &mut self.workplace_type,
+            Facet::EmploymentType => &mut self.employment_type,
+            Facet::CountryCode => &mut self.country_code,
+        }
+    }
 }
 
 /// A checked search: the text query, the filters, the sort, the page.
@@ -316,14 +343,9 @@ impl Facet {
 }
 
 impl Search {
-    /// `WHERE` of the jobs the search keeps, every facet's filter but `except`'s.
-    fn conditions(
-        &self,
-        index: &dyn TextIndex,
-        now: DateTime<Utc>,
-        except: Option<Facet>,
-        binds: &mut Binds,
-    ) -> String {
+    /// `WHERE` of the jobs the search and its facets count: every condition but the facets'
+    /// own filters ([`Search::facet_filters`]).
+    fn conditions(&self, index: &dyn TextIndex, now: DateTime<Utc>, binds: &mut Binds) -> String {
         let now = binds.push(now.into());
         let mut sql = format!(
             "j.status = 'open' AND (j.valid_through IS NULL OR j.valid_through > {now}) \
@@ -333,40 +355,10 @@ impl Search {
             sql.push_str(" AND ");
             sql.push_str(&index.matches(text, binds));
         }
-        let mut any_of = |sql: &mut String, column: &str, values: Vec<Value>| {
-            if values.is_empty() {
-                return;
-            }
-            let list: Vec<String> = values.into_iter().map(|v| binds.push(v)).collect();
-            sql.push_str(&format!(" AND {column} IN ({})", list.join(", ")));
-        };
-        let strings = |values: &[String]| values.iter().map(|v| v.clone().into()).collect();
-        if except != Some(Facet::CountryCode) {
-            any_of(
-                &mut sql,
-                Facet::CountryCode.column(),
-                strings(&self.country_code),
-            );
+        if !self.company_id.is_empty() {
+            let ids = self.company_id.iter().map(|&id| id.into());
+            sql.push_str(&format!(" AND {}", any_of("j.company_id", ids, binds)));
         }
-        if except != Some(Facet::WorkplaceType) {
-            any_of(
-                &mut sql,
-                Facet::WorkplaceType.column(),
-                strings(&self.workplace_type),
-            );
-        }
-        if except != Some(Facet::EmploymentType) {
-            any_of(
-                &mut sql,
-                Facet::EmploymentType.column(),
-                strings(&self.employment_type),
-            );
-        }
-        any_of(
-            &mut sql,
-            "j.company_id",
-            self.company_id.iter().map(|&id| id.into()).collect(),
-        );
         if let Some(since) = self.posted_since {
             let p = binds.push(since.into());
             sql.push_str(&format!(" AND j.published_at >= {p}"));
@@ -384,6 +376,49 @@ impl Search {
         }
         sql
     }
+
+    /// The condition of the facets' own filters (`TRUE` when none is set): the page's jobs pass
+    /// it, each facet counts the jobs that pass all but its own.
+    fn facet_filters(&self, binds: &mut Binds) -> String {
+        let kept: Vec<String> = Facet::ALL
+            .into_iter()
+            .filter(|&facet| !self.chosen(facet).is_empty())
+            .map(|facet| {
+                let values = self.chosen(facet).iter().map(|v| v.clone().into());
+                any_of(facet.column(), values, binds)
+            })
+            .collect();
+        if kept.is_empty() {
+            "TRUE".to_owned()
+        } else {
+            format!("({})", kept.join(" AND "))
+        }
+    }
+
+    /// The values a facet's filter keeps (none: every value).
+    fn chosen(&self, facet: Facet) -> &[String] {
+        match facet {
+            Facet::WorkplaceType => &self.workplace_type,
+            Facet::EmploymentType => &self.employment_type,
+            Facet::CountryCode => &self.country_code,
+        }
+    }
+
+    /// Whether a job with these facet values passes every facet's filter but `except`'s.
+    fn keeps(&self, values: &[Option<String>; 3], except: Option<Facet>) -> bool {
+        Facet::ALL.iter().zip(values).all(|(&facet, value)| {
+            let chosen = self.chosen(facet);
+            Some(facet) == except
+                || chosen.is_empty()
+                || value.as_ref().is_some_and(|v| chosen.contains(v))
+        })
+    }
+}
+
+/// `column IN (…)` of `values`, bound.
+fn any_of(column: &str, values: impl Iterator<Item = Value>, binds: &mut Binds) -> String {
+    let list: Vec<String> = values.map(|v| binds.push(v)).collect();
+    format!("{column} IN ({})", list.join(", "))
 }
 
 /// The index of the backend `db` runs on.
@@ -394,8 +429,11 @@ pub fn index_of(db: &DatabaseConnection) -> &'static dyn TextIndex {
     }
 }
 
-/// One page of a search: the ids in order, the total, the facets. Five statements whatever the
-/// page size: the page, the count, and one per facet.
+/// One page of a search: the ids in order, the total, the facets. One statement whatever the
+/// page size: the text index finds the matches once, kept as `m` (a materialised CTE) with what
+/// the page and the facets need; the page is the first rows of `m` that pass the facets' own
+/// filters, numbered in the search's order; the facets are `m`'s counts by the three facet
+/// columns, from which the total and each facet (every filter but its own) are summed here.
 pub async fn search(
     db: &DatabaseConnection,
     search: &Search,
@@ -403,67 +441,57 @@ pub async fn search(
 ) -> Result<(Vec<i64>, u64, Facets), DataError> {
     let index = index_of(db);
     let backend = db.get_database_backend();
-    let from = format!(
-        "FROM {} INNER JOIN org_companies c ON c.id = j.company_id",
-        index.jobs(search.text.is_some())
-    );
-
+    let jobs = index.jobs(search.text.is_some());
     let mut binds = Binds::default();
-    let conditions = search.conditions(index, now, None, &mut binds);
-    let order = match (&search.text, search.by_relevance) {
-        (Some(text), true) => format!(
-            "{} DESC, j.published_at DESC, j.id DESC",
-            index.title_matches(text, &mut binds)
-        ),
-        _ => "j.published_at DESC, j.id DESC".to_owned(),
+    let conditions = search.conditions(index, now, &mut binds);
+    let kept = search.facet_filters(&mut binds);
+    let title_first = match (&search.text, search.by_relevance) {
+        (Some(text), true) => index.title_matches(text, &mut binds),
+        _ => "0".to_owned(),
     };
     let limit = binds.push((search.per_page as i64).into());
     let offset = binds.push((((search.page - 1) * search.per_page) as i64).into());
+    let order = "title_first DESC, published_at DESC, id DESC";
+    // The page's rows carry their place `n` and no counts; the facets' rows carry no id.
     let sql = format!(
-        "SELECT j.id {from} WHERE {conditions} ORDER BY {order} LIMIT {limit} OFFSET {offset}"
+        "WITH m AS MATERIALIZED (SELECT j.id, j.published_at, {title_first} AS title_first, \
+         {kept} AS kept, j.workplace_type, j.employment_type, j.country_code \
+         FROM {jobs} INNER JOIN org_companies c ON c.id = j.company_id WHERE {conditions}) \
+         SELECT * FROM (SELECT ROW_NUMBER() OVER (ORDER BY {order}) AS n, id, \
+         NULL AS workplace_type, NULL AS employment_type, NULL AS country_code, \
+         CAST(NULL AS BIGINT) AS count FROM m WHERE kept ORDER BY {order} \
+         LIMIT {limit} OFFSET {offset}) page \
+         UNION ALL SELECT NULL, NULL, workplace_type, employment_type, country_code, COUNT(*) \
+         FROM m GROUP BY workplace_type, employment_type, country_code"
     );
     let rows = db
         .query_all_raw(Statement::from_sql_and_values(backend, sql, binds.0))
         .await?;
-    let ids = rows
-        .iter()
-        .map(|row| row.try_get_by_index::<i64>(0))
-        .collect::<Result<Vec<_>, _>>()?;
-
-    let mut binds = Binds::default();
-    let conditions = search.conditions(index, now, None, &mut binds);
-    let sql = format!("SELECT COUNT(*) {from} WHERE {conditions}");
-    let total = db
-        .query_one_raw(Statement::from_sql_and_values(backend, sql, binds.0))
-        .await?
-        .map(|row| row.try_get_by_index::<i64>(0))
-        .transpose()?
-        .unwrap_or(0);
-
-    let mut facets = Facets::default();
-    for facet in Facet::ALL {
-        let mut binds = Binds::default();
-        let conditions = search.conditions(index, now, Some(facet), &mut binds);
-        let column = facet.column();
-        let sql = format!(
-            "SELECT {column}, COUNT(*) {from} WHERE {conditions} AND {column} IS NOT NULL \
-             GROUP BY {column}"
-        );
-        let rows = db
-            .query_all_raw(Statement::from_sql_and_values(backend, sql, binds.0))
-            .await?;
-        let counts = match facet {
-            Facet::WorkplaceType => &mut facets.workplace_type,
-            Facet::EmploymentType => &mut facets.employment_type,
-            Facet::CountryCode => &mut facets.country_code,
-        };
-        for row in rows {
-            let value: String = row.try_get_by_index(0)?;
-            let count: i64 = row.try_get_by_index(1)?;
-            counts.insert(value, count as u64);
+    let (mut page, mut total, mut facets) = (Vec::new(), 0, Facets::default());
+    for row in rows {
+        if let Some(n) = row.try_get_by_index::<Option<i64>>(0)? {
+            page.push((n, row.try_get_by_index::<i64>(1)?));
+            continue;
+        }
+        let values: [Option<String>; 3] = [
+            row.try_get_by_index(2)?,
+            row.try_get_by_index(3)?,
+            row.try_get_by_index(4)?,
+        ];
+        let count = row.try_get_by_index::<i64>(5)? as u64;
+        if search.keeps(&values, None) {
+            total += count;
+        }
+        for (facet, value) in Facet::ALL.into_iter().zip(&values) {
+            if let Some(value) = value
+                && search.keeps(&values, Some(facet))
+            {
+                *facets.of(facet).entry(value.clone()).or_default() += count;
+            }
         }
     }
-    Ok((ids, total as u64, facets))
+    page.sort_unstable();
+    Ok((page.into_iter().map(|(_, id)| id).collect(), total, facets))
 }
 
 #[cfg(test)]
@@ -480,13 +508,13 @@ mod tests {
         );
         assert_eq!(q.fts5(), "\"rust\" \"senior developpeur\" \"remote\"");
         assert_eq!(
-            q.tsquery(false),
-            "(rust) & (senior <-> developpeur) & (remote)"
+            q.tsquery(),
+            "(rust) & (senior <-> developpeur & ((senior:A <-> developpeur:A) | \
+             (senior:B <-> developpeur:B) | (senior:C <-> developpeur:C))) & (remote)"
         );
         assert_eq!(
-            q.tsquery(true),
-            "(rust) & ((senior:A <-> developpeur:A) | (senior:B <-> developpeur:B) | \
-             (senior:C <-> developpeur:C)) & (remote)"
+            q.tsquery_within("A"),
+            "(rust:A) & (senior:A <-> developpeur:A) & (remote:A)"
         );
         assert_eq!(TextQuery::parse("  !!! \"\" "), None);
         assert_eq!(
