@@ -970,6 +970,13 @@ export interface components {
         EmployerApplicationOne: {
             careers_job_applications: components["schemas"]["EmployerApplicationDetail"];
         };
+        EmployerJobOne: {
+            careers_jobs: components["schemas"]["EmployerJobView"];
+        };
+        /** @description A job as its employer reads and edits it: with its stages in order. */
+        EmployerJobView: components["schemas"]["JobView"] & {
+            careers_job_stages: components["schemas"]["StageView"][];
+        };
         /** @description The body of every error response (CONTRACT §4). */
         ErrorBody: {
             error: components["schemas"]["ErrorDetail"];
@@ -1071,6 +1078,11 @@ export interface components {
          *     not send, and `null` clears a nullable attribute.
          */
         JobForm: {
+            /**
+             * @description The job's stages as nested items (CONTRACT §16); a new job without them gets the four
+             *     default stages.
+             */
+            careers_job_stages?: components["schemas"]["StageItem"][] | null;
             company?: components["schemas"]["IdRef"] | null;
             /** @description ISO 3166-1 alpha-2, upper case, or null. */
             country_code?: string | null;
@@ -1350,6 +1362,29 @@ export interface components {
             /** Format: int64 */
             id: number;
             name: string;
+        };
+        /**
+         * @description One item of `careers_job_stages`: with `id` it renames, moves or (with `_destroy`) removes
+         *     that stage of the job; without, it adds one, which needs `name` and `position`.
+         */
+        StageItem: {
+            _destroy?: boolean | null;
+            /** Format: int64 */
+            id?: number | null;
+            /** @description 1 to 60 characters, unique within the job. */
+            name?: string | null;
+            /**
+             * Format: int32
+             * @description A positive integer, distinct within the job.
+             */
+            position?: number | null;
+        };
+        StageView: {
+            /** Format: int64 */
+            id: number;
+            name: string;
+            /** Format: int32 */
+            position: number;
         };
         /**
          * @description An invitation's state as its responses spell it.
@@ -4564,7 +4599,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CareersJobOne"];
+                    "application/json": components["schemas"]["EmployerJobOne"];
                 };
             };
             /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
@@ -4668,7 +4703,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CareersJobOne"];
+                    "application/json": components["schemas"]["EmployerJobOne"];
                 };
             };
             /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
@@ -4740,7 +4775,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CareersJobOne"];
+                    "application/json": components["schemas"]["EmployerJobOne"];
                 };
             };
             /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */

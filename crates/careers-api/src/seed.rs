@@ -344,6 +344,7 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
             &mut created,
         )
         .await?;
+        crate::models::careers::job_stage::write_stages(&txn, job.id, None, now).await?;
         job_ids.push((job.id, company));
     }
 

@@ -21,7 +21,7 @@ use crate::models::org::Scope;
 use crate::models::org::user_profile::{self, OrgUserProfileForm, OrgUserProfileView};
 use crate::state::AppState;
 use crate::views::{
-    CareersJobList, CareersJobOne, EmployerApplicationList, EmployerApplicationOne,
+    CareersJobList, EmployerApplicationList, EmployerApplicationOne, EmployerJobOne,
     OrgUserProfileList, OrgUserProfileOne,
 };
 use crate::views::{Json, JsonBytes, Meta, PageParams, json_bytes};
@@ -198,7 +198,7 @@ async fn list_jobs(
     summary = "Read a job of your company",
     params(("id" = i64, Path, description = "Record id")),
     responses(
-        (status = 200, description = "The job", body = CareersJobOne),
+        (status = 200, description = "The job", body = EmployerJobOne),
         MalformedRequest, AreaErrors, NotFound, Unavailable
     ),
     security(("user_session" = []))
@@ -207,11 +207,11 @@ async fn show_job(
     ctx: EmployerCtx,
     State(state): State<AppState>,
     Path(id): Path<i64>,
-) -> Result<Json<CareersJobOne>, ApiError> {
+) -> Result<Json<EmployerJobOne>, ApiError> {
     let view = job::company_job(&state.db, ctx.company_id, id, state.now())
         .await?
         .ok_or(ApiError::NotFound)?;
-    Ok(Json(CareersJobOne { careers_jobs: view }))
+    Ok(Json(EmployerJobOne { careers_jobs: view }))
 }
 
 #[utoipa::path(
@@ -221,7 +221,7 @@ async fn show_job(
     summary = "Create a job",
     request_body = JobForm,
     responses(
-        (status = 201, description = "The new job", body = CareersJobOne),
+        (status = 201, description = "The new job", body = EmployerJobOne),
         FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
@@ -230,12 +230,12 @@ async fn create_job(
     ctx: EmployerCtx,
     State(state): State<AppState>,
     Form(form): Form<JobForm>,
-) -> Result<(StatusCode, Json<CareersJobOne>), ApiError> {
+) -> Result<(StatusCode, Json<EmployerJobOne>), ApiError> {
     form.validate_create()?;
     let view = job::create_job(&state.db, ctx.company_id, form, state.now()).await?;
     Ok((
         StatusCode::CREATED,
-        Json(CareersJobOne { careers_jobs: view }),
+        Json(EmployerJobOne { careers_jobs: view }),
     ))
 }
 
@@ -247,7 +247,7 @@ async fn create_job(
     params(("id" = i64, Path, description = "Record id")),
     request_body = JobForm,
     responses(
-        (status = 200, description = "The updated job", body = CareersJobOne),
+        (status = 200, description = "The updated job", body = EmployerJobOne),
         FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
@@ -257,10 +257,10 @@ async fn update_job(
     State(state): State<AppState>,
     Path(id): Path<i64>,
     Form(form): Form<JobForm>,
-) -> Result<Json<CareersJobOne>, ApiError> {
+) -> Result<Json<EmployerJobOne>, ApiError> {
     form.validate_update()?;
     let view = job::update_job(&state.db, ctx.company_id, id, form, state.now()).await?;
-    Ok(Json(CareersJobOne { careers_jobs: view }))
+    Ok(Json(EmployerJobOne { careers_jobs: view }))
 }
 
 #[derive(Debug, Deserialize, utoipa::IntoParams)]

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use crate::models::careers::job::{JobView, MarketplaceJobView};
+use crate::models::careers::job::{EmployerJobView, JobView, MarketplaceJobView};
 use crate::models::careers::job_application::{
     CandidateApplicationItem, EmployerApplicationDetail, EmployerApplicationItem,
 };
@@ -125,6 +125,10 @@ envelope!(CareersJobOne {
 });
 
 envelope!(CareersJobList { careers_jobs: Vec<JobView>, meta });
+
+envelope!(EmployerJobOne {
+    careers_jobs: EmployerJobView
+});
 
 envelope!(MarketplaceJobOne {
     careers_jobs: MarketplaceJobView

@@ -128,9 +128,9 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         careers_api::seed::demo(&app.state.db, &app.state.passwords).await.unwrap();
         let db = &*app.state.db;
-        // Migrations 11 to 4 (search filters, job search, structured jobs, companies and members, e-mail verification, TOTP
+        // Migrations 12 to 4 (job stages, search filters, job search, structured jobs, companies and members, e-mail verification, TOTP
         // enrolment, admin TOTP, password resets) go first, then 3.
-        careers_api::db::Migrator::down(db, Some(9)).await.unwrap();
+        careers_api::db::Migrator::down(db, Some(10)).await.unwrap();
         let company_of_1 = "SELECT company_id FROM careers_job_applications WHERE id = 1";
         let backend = db.get_database_backend();
         assert!(db.query_one_raw(Statement::from_string(backend, company_of_1)).await.is_err(), "down drops the column");

@@ -195,7 +195,7 @@ pub async fn job(app: &TestApp, company_id: i64, title: &str, open: bool) -> i64
         .name;
     let description = format!("About the {title} role");
     let search = careers::job::search_text(title, &description, None);
-    careers::job::entity::ActiveModel {
+    let id = careers::job::entity::ActiveModel {
         company_id: Set(company_id),
         title: Set(title.into()),
         description: Set(description.clone()),
@@ -223,7 +223,11 @@ pub async fn job(app: &TestApp, company_id: i64, title: &str, open: bool) -> i64
     .insert(&*app.state.db)
     .await
     .unwrap()
-    .id
+    .id;
+    careers::job_stage::write_stages(&*app.state.db, id, None, now)
+        .await
+        .unwrap();
+    id
 }
 
 /// A submitted application with a cover letter.

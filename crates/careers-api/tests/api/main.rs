@@ -22,6 +22,7 @@ mod hot_reads;
 mod instances;
 mod invitations;
 mod isolation;
+mod job_stages;
 mod jobs;
 mod key_rotation;
 mod members;

@@ -11,6 +11,7 @@ mod m20261128_000008_companies_members;
 mod m20261128_000009_structured_jobs;
 mod m20261128_000010_job_search;
 mod m20261128_000011_search_filters;
+mod m20261128_000012_job_stages;
 
 use sea_orm_migration::prelude::*;
 
@@ -31,6 +32,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000009_structured_jobs::Migration),
             Box::new(m20261128_000010_job_search::Migration),
             Box::new(m20261128_000011_search_filters::Migration),
+            Box::new(m20261128_000012_job_stages::Migration),
         ]
     }
 }

@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 use self::entity as job;
 use super::briefs::OwnApplication;
 use super::job_application::entity as application;
+use super::job_stage::{self, StageItem, StageView};
 use super::search::{Facets, Search};
 use super::user_profile::profile_of_user;
 pub use super::vocabulary::{EMPLOYMENT_TYPES, SALARY_INTERVALS, WORKPLACE_TYPES, is_country_code};
@@ -143,6 +144,10 @@ pub struct JobForm {
     pub valid_through: Option<Option<String>>,
     #[garde(dive)]
     pub company: Option<IdRef>,
+    /// The job's stages as nested items (CONTRACT §16); a new job without them gets the four
+    /// default stages.
+    #[garde(dive)]
+    pub careers_job_stages: Option<Vec<StageItem>>,
 }
 
 impl JobForm {
@@ -162,9 +167,11 @@ impl JobForm {
         self.errors().finish()
     }
 
-    /// Each attribute on its own; the rules between attributes are [`JobAttrs::check`]'s.
+    /// Each attribute on its own; the rules between attributes are [`JobAttrs::check`]'s, the
+    /// rules between stages [`job_stage::write_stages`]'s.
     fn errors(&self) -> Errors {
         let mut errors = Errors::of(self);
+        job_stage::require_items(&mut errors, &self.careers_job_stages);
         if let Some(status) = &self.status
             && JobStatus::parse(status).is_none()
         {
@@ -446,6 +453,14 @@ impl JobView {
     }
 }
 
+/// A job as its employer reads and edits it: with its stages in order.
+#[derive(Debug, Serialize, utoipa::ToSchema)]
+pub struct EmployerJobView {
+    #[serde(flatten)]
+    pub job: JobView,
+    pub careers_job_stages: Vec<StageView>,
+}
+
 #[derive(Debug, Serialize, utoipa::ToSchema)]
 pub struct MarketplaceJobView {
     #[serde(flatten)]
@@ -565,19 +580,25 @@ pub async fn team_jobs(
     jobs_page(db, filter, page, per_page, now).await
 }
 
-/// One job of the company (`None` outside it).
+/// One job of the company with its stages (`None` outside it).
 pub async fn company_job(
     db: &DatabaseConnection,
     company_id: i64,
     id: i64,
     now: DateTime<Utc>,
-) -> Result<Option<JobView>, DataError> {
+) -> Result<Option<EmployerJobView>, DataError> {
     let rows = jobs()
         .filter(job::Column::Id.eq(id))
         .filter(job::Column::CompanyId.eq(company_id))
         .all(db)
         .await?;
-    Ok(views(rows, now)?.pop())
+    match views(rows, now)?.pop() {
+        Some(job) => Ok(Some(EmployerJobView {
+            careers_job_stages: job_stage::stages_of(db, job.id).await?,
+            job,
+        })),
+        None => Ok(None),
+    }
 }
 
 async fn job_view<C: ConnectionTrait>(
@@ -587,6 +608,17 @@ async fn job_view<C: ConnectionTrait>(
 ) -> Result<JobView, DataError> {
     let rows = jobs().filter(job::Column::Id.eq(id)).all(db).await?;
     views(rows, now)?.pop().ok_or(DataError::Inconsistent)
+}
+
+async fn employer_view<C: ConnectionTrait>(
+    db: &C,
+    id: i64,
+    now: DateTime<Utc>,
+) -> Result<EmployerJobView, DataError> {
+    Ok(EmployerJobView {
+        job: job_view(db, id, now).await?,
+        careers_job_stages: job_stage::stages_of(db, id).await?,
+    })
 }
 
 /// `company.id` of a job form: the employer's own company only.
@@ -602,10 +634,11 @@ fn own_company(reference: &Option<IdRef>, company_id: i64) -> Result<Option<i64>
 pub async fn create_job(
     db: &DatabaseConnection,
     company_id: i64,
-    form: JobForm,
+    mut form: JobForm,
     now: DateTime<Utc>,
-) -> Result<JobView, DataError> {
+) -> Result<EmployerJobView, DataError> {
     own_company(&form.company, company_id)?;
+    let stages = form.careers_job_stages.take();
     let attrs = JobAttrs::new().apply(form);
     attrs.check(now)?;
     let company = company::Entity::find_by_id(company_id)
@@ -621,8 +654,12 @@ pub async fn create_job(
         ..Default::default()
     };
     attrs.write(&mut model, None, now);
-    let created = model.insert(db).await?;
-    job_view(db, created.id, now).await
+    let txn = write_transaction(db).await?;
+    let created = model.insert(&txn).await?;
+    job_stage::write_stages(&txn, created.id, stages.as_deref(), now).await?;
+    let view = employer_view(&txn, created.id, now).await?;
+    txn.commit().await?;
+    Ok(view)
 }
 
 /// Updates a job of the company: a status change must be one of the transitions, judged on the
@@ -631,9 +668,9 @@ pub async fn update_job(
     db: &DatabaseConnection,
     company_id: i64,
     id: i64,
-    form: JobForm,
+    mut form: JobForm,
     now: DateTime<Utc>,
-) -> Result<JobView, DataError> {
+) -> Result<EmployerJobView, DataError> {
     let txn = write_transaction(db).await?;
     lock(&txn, id).await?;
     let existing = job::Entity::find_by_id(id)
@@ -662,13 +699,17 @@ pub async fn update_job(
             ));
         }
     }
+    let stages = form.careers_job_stages.take();
     let attrs = current.apply(form);
     attrs.check(now)?;
     let published_at = existing.published_at;
     let mut model: job::ActiveModel = existing.into();
     attrs.write(&mut model, published_at, now);
     model.update(&txn).await?;
-    let view = job_view(&txn, id, now).await?;
+    if let Some(items) = &stages {
+        job_stage::write_stages(&txn, id, Some(items), now).await?;
+    }
+    let view = employer_view(&txn, id, now).await?;
     txn.commit().await?;
     Ok(view)
 }

@@ -10,6 +10,7 @@ pub mod experience;
 pub mod job;
 pub mod job_application;
 pub mod job_posting;
+pub mod job_stage;
 pub mod nested;
 pub mod search;
 pub mod skill;

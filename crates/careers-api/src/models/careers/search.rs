@@ -76,10 +76,9 @@ impl TextQuery {
         })
     }
 
-    /// The `tsquery` text whose every term matches within the part of `weight` (`A`: the
-    /// title).
-    fn tsquery_within(&self, weight: &str) -> String {
-        self.joined(|words| within(words, weight))
+    /// The `tsquery` text of the terms alone (for a vector of one part: the title's).
+    fn tsquery_plain(&self) -> String {
+        self.joined(|words| format!("({})", words.join(" <-> ")))
     }
 
     fn joined(&self, term: impl Fn(&[String]) -> String) -> String {
@@ -113,14 +112,14 @@ pub struct Fts5;
 
 impl TextIndex for Fts5 {
     fn jobs(&self, matching: bool) -> &'static str {
-        // SQLite keeps a CROSS JOIN's order: the matches first, then their jobs, each read from
-        // the narrow index of the columns the search reads (migration 11) rather than from its
-        // wide row (SQLite would look a rowid up in the table).
+        // SQLite keeps a CROSS JOIN's order: the matches first, then their jobs. Each job is
+        // read from the narrow index of the columns the search reads (migration 11) rather than
+        // from its wide row (SQLite would look a rowid up in the table, or scan it).
         if matching {
             "careers_jobs_fts CROSS JOIN careers_jobs j INDEXED BY careers_jobs_search_filters \
              ON j.id = careers_jobs_fts.rowid"
         } else {
-            "careers_jobs j"
+            "careers_jobs j INDEXED BY careers_jobs_search_filters"
         }
     }
 
@@ -152,8 +151,12 @@ impl TextIndex for Tsvector {
     }
 
     fn title_matches(&self, q: &TextQuery, bind: &mut Binds) -> String {
-        let p = bind.push(q.tsquery_within("A").into());
-        format!("CASE WHEN j.search_vector @@ {} THEN 1 ELSE 0 END", once(&p))
+        // The title's own vector (migration 11): small to read and test for every match.
+        let p = bind.push(q.tsquery_plain().into());
+        format!(
+            "CASE WHEN j.search_title_vector @@ {} THEN 1 ELSE 0 END",
+            once(&p)
+        )
     }
 }
 
@@ -452,15 +455,16 @@ pub async fn search(
     let limit = binds.push((search.per_page as i64).into());
     let offset = binds.push((((search.page - 1) * search.per_page) as i64).into());
     let order = "title_first DESC, published_at DESC, id DESC";
-    // The page's rows carry their place `n` and no counts; the facets' rows carry no id.
+    // The page's rows carry their place `n` (numbered after the limit: the engine keeps the
+    // top rows rather than sorting every match) and no counts; the facets' rows carry no id.
     let sql = format!(
         "WITH m AS MATERIALIZED (SELECT j.id, j.published_at, {title_first} AS title_first, \
          {kept} AS kept, j.workplace_type, j.employment_type, j.country_code \
          FROM {jobs} INNER JOIN org_companies c ON c.id = j.company_id WHERE {conditions}) \
-         SELECT * FROM (SELECT ROW_NUMBER() OVER (ORDER BY {order}) AS n, id, \
+         SELECT ROW_NUMBER() OVER (ORDER BY {order}) AS n, id, \
          NULL AS workplace_type, NULL AS employment_type, NULL AS country_code, \
-         CAST(NULL AS BIGINT) AS count FROM m WHERE kept ORDER BY {order} \
-         LIMIT {limit} OFFSET {offset}) page \
+         CAST(NULL AS BIGINT) AS count FROM (SELECT id, title_first, published_at FROM m \
+         WHERE kept ORDER BY {order} LIMIT {limit} OFFSET {offset}) page \
          UNION ALL SELECT NULL, NULL, workplace_type, employment_type, country_code, COUNT(*) \
          FROM m GROUP BY workplace_type, employment_type, country_code"
     );
@@ -513,8 +517,8 @@ mod tests {
              (senior:B <-> developpeur:B) | (senior:C <-> developpeur:C))) & (remote)"
         );
         assert_eq!(
-            q.tsquery_within("A"),
-            "(rust:A) & (senior:A <-> developpeur:A) & (remote:A)"
+            q.tsquery_plain(),
+            "(rust) & (senior <-> developpeur) & (remote)"
         );
         assert_eq!(TextQuery::parse("  !!! \"\" "), None);
         assert_eq!(
