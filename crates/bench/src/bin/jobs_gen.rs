@@ -323,25 +323,7 @@ async fn main() {
             None,
         )
     } else {
-        let pool = sqlx::postgres::PgPoolOptions::new()
-            .max_connections(1)
-            .after_connect({
-                let schema = args.schema.clone();
-                move |conn, _| {
-                    let schema = schema.clone();
-                    Box::pin(async move {
-                        if let Some(schema) = schema {
-                            sqlx::query(sqlx::AssertSqlSafe(format!("SET search_path = {schema}")))
-                                .execute(conn)
-                                .await?;
-                        }
-                        Ok(())
-                    })
-                }
-            })
-            .connect(&args.database_url)
-            .await
-            .expect("PostgreSQL");
+        let pool = bench::postgres_pool(&args.database_url, args.schema.clone()).await;
         (None, Some(pool))
     };
     // Placeholders: `?` for SQLite, `$n` for PostgreSQL.

@@ -128,94 +128,72 @@ fn filters(case: &Case, except: Option<&str>) -> String {
         .collect()
 }
 
+/// The bare engine's five statements on `pool` (either driver's): the page, the count, each
+/// facet. `from` and `kept` are the engine's; `$1`/`?1` is the query text, `$2`/`?2` the time.
+macro_rules! bare_search {
+    ($pool:expr, $case:expr, $from:expr, $kept:expr, $rank:expr) => {{
+        let (case, now) = ($case, Utc::now());
+        let (from, kept) = ($from, $kept);
+        let page = format!(
+            "SELECT j.*, c.name, c.slug FROM {from} WHERE {kept}{} ORDER BY {} LIMIT 25",
+            filters(case, None),
+            $rank
+        );
+        let rows = sqlx::query(sqlx::AssertSqlSafe(page))
+            .bind(case.q)
+            .bind(now)
+            .fetch_all($pool)
+            .await
+            .expect("page");
+        assert!(rows.len() <= 25);
+        let count = format!(
+            "SELECT COUNT(*) FROM {from} WHERE {kept}{}",
+            filters(case, None)
+        );
+        let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(count))
+            .bind(case.q)
+            .bind(now)
+            .fetch_one($pool)
+            .await
+            .expect("count");
+        for facet in FACETS {
+            let sql = format!(
+                "SELECT j.{facet}, COUNT(*) FROM {from} WHERE {kept}{} GROUP BY j.{facet}",
+                filters(case, Some(facet))
+            );
+            sqlx::query(sqlx::AssertSqlSafe(sql))
+                .bind(case.q)
+                .bind(now)
+                .fetch_all($pool)
+                .await
+                .expect("facet");
+        }
+        total
+    }};
+}
+
 impl Pool {
     /// The bare engine's search: the page, the count, the three facets. Answers the count.
     async fn search(&self, case: &Case) -> i64 {
-        let now = Utc::now();
         match self {
-            Pool::Sqlite(pool) => {
-                let from = "careers_jobs_fts CROSS JOIN careers_jobs j ON j.id = careers_jobs_fts.rowid \
-                            JOIN org_companies c ON c.id = j.company_id";
-                let kept = "careers_jobs_fts MATCH ?1 AND j.status = 'open' AND c.suspended_at IS NULL \
-                            AND (j.valid_through IS NULL OR j.valid_through > ?2)";
-                let page = format!(
-                    "SELECT j.*, c.name, c.slug FROM {from} WHERE {kept}{} \
-                     ORDER BY bm25(careers_jobs_fts, 10.0, 1.0, 1.0) LIMIT 25",
-                    filters(case, None)
-                );
-                let rows = sqlx::query(sqlx::AssertSqlSafe(page))
-                    .bind(case.q)
-                    .bind(now)
-                    .fetch_all(pool)
-                    .await
-                    .expect("page");
-                assert!(rows.len() <= 25);
-                let count = format!(
-                    "SELECT COUNT(*) FROM {from} WHERE {kept}{}",
-                    filters(case, None)
-                );
-                let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(count))
-                    .bind(case.q)
-                    .bind(now)
-                    .fetch_one(pool)
-                    .await
-                    .expect("count");
-                for facet in FACETS {
-                    let sql = format!(
-                        "SELECT j.{facet}, COUNT(*) FROM {from} WHERE {kept}{} GROUP BY j.{facet}",
-                        filters(case, Some(facet))
-                    );
-                    sqlx::query(sqlx::AssertSqlSafe(sql))
-                        .bind(case.q)
-                        .bind(now)
-                        .fetch_all(pool)
-                        .await
-                        .expect("facet");
-                }
-                total
-            }
-            Pool::Postgres(pool) => {
-                let from = "careers_jobs j JOIN org_companies c ON c.id = j.company_id, \
-                            websearch_to_tsquery('simple', $1) query";
-                let kept = "j.search_vector @@ query AND j.status = 'open' \
-                            AND c.suspended_at IS NULL \
-                            AND (j.valid_through IS NULL OR j.valid_through > $2)";
-                let page = format!(
-                    "SELECT j.*, c.name, c.slug FROM {from} WHERE {kept}{} \
-                     ORDER BY ts_rank(j.search_vector, query) DESC LIMIT 25",
-                    filters(case, None)
-                );
-                let rows = sqlx::query(sqlx::AssertSqlSafe(page))
-                    .bind(case.q)
-                    .bind(now)
-                    .fetch_all(pool)
-                    .await
-                    .expect("page");
-                assert!(rows.len() <= 25);
-                let count = format!(
-                    "SELECT COUNT(*) FROM {from} WHERE {kept}{}",
-                    filters(case, None)
-                );
-                let total: i64 = sqlx::query_scalar(sqlx::AssertSqlSafe(count))
-                    .bind(case.q)
-                    .bind(now)
-                    .fetch_one(pool)
-                    .await
-                    .expect("count");
-                for facet in FACETS {
-                    let sql = format!(
-                        "SELECT j.{facet}, COUNT(*) FROM {from} WHERE {kept}{} GROUP BY j.{facet}",
-                        filters(case, Some(facet))
-                    );
-                    sqlx::query(sqlx::AssertSqlSafe(sql))
-                        .bind(case.q)
-                        .bind(now)
-                        .fetch_all(pool)
-                        .await
-                        .expect("facet");
-                }
-                total
-            }
+            Pool::Sqlite(pool) => bare_search!(
+                pool,
+                case,
+                "careers_jobs_fts CROSS JOIN careers_jobs j ON j.id = careers_jobs_fts.rowid \
+                 JOIN org_companies c ON c.id = j.company_id",
+                "careers_jobs_fts MATCH ?1 AND j.status = 'open' AND c.suspended_at IS NULL \
+                 AND (j.valid_through IS NULL OR j.valid_through > ?2)",
+                "bm25(careers_jobs_fts, 10.0, 1.0, 1.0)"
+            ),
+            Pool::Postgres(pool) => bare_search!(
+                pool,
+                case,
+                "careers_jobs j JOIN org_companies c ON c.id = j.company_id, \
+                 websearch_to_tsquery('simple', $1) query",
+                "j.search_vector @@ query AND j.status = 'open' AND c.suspended_at IS NULL \
+                 AND (j.valid_through IS NULL OR j.valid_through > $2)",
+                "ts_rank(j.search_vector, query) DESC"
+            ),
         }
     }
 }
@@ -298,25 +276,7 @@ async fn main() {
                 .expect("SQLite"),
         )
     } else {
-        let schema = args.schema.clone();
-        Pool::Postgres(
-            sqlx::postgres::PgPoolOptions::new()
-                .max_connections(1)
-                .after_connect(move |conn, _| {
-                    let schema = schema.clone();
-                    Box::pin(async move {
-                        if let Some(schema) = schema {
-                            sqlx::query(sqlx::AssertSqlSafe(format!("SET search_path = {schema}")))
-                                .execute(conn)
-                                .await?;
-                        }
-                        Ok(())
-                    })
-                })
-                .connect(&args.database_url)
-                .await
-                .expect("PostgreSQL"),
-        )
+        Pool::Postgres(bench::postgres_pool(&args.database_url, args.schema.clone()).await)
     };
     let mut sender = connect(&args.addr).await;
     let mut bare: Vec<Vec<f64>> = vec![Vec::new(); CASES.len()];

@@ -50,6 +50,12 @@ fn stage_id(job: &Value, name: &str) -> i64 {
         .unwrap()
 }
 
+/// A job created through the employer's `POST` without stages: the answer's job.
+async fn new_job(app: &TestApp, boss: &Creds, company: i64, title: &str) -> Value {
+    let form = json!({"title": title, "company": {"id": company}});
+    json(post(app, boss, JOBS, &form).await, StatusCode::CREATED).await["careers_jobs"].clone()
+}
+
 const DEFAULTS: [(&str, i64); 4] = [
     ("Applied", 1),
     ("Screening", 2),
@@ -94,8 +100,7 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         let acme = company(&app, "Acme").await;
         let (_, boss) = employer(&app, "boss@acme.example", acme).await;
-        let form = json!({"title": "Rust engineer", "company": {"id": acme}});
-        let job = json(post(&app, &boss, JOBS, &form).await, StatusCode::CREATED).await["careers_jobs"].clone();
+        let job = new_job(&app, &boss, acme, "Rust engineer").await;
         let id = job["id"].as_i64().unwrap();
         let screening = stage_id(&job, "Screening");
         let items = json!({"careers_job_stages": [
@@ -118,8 +123,7 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         let acme = company(&app, "Acme").await;
         let (_, boss) = employer(&app, "boss@acme.example", acme).await;
-        let form = json!({"title": "Rust engineer", "company": {"id": acme}});
-        let job = json(post(&app, &boss, JOBS, &form).await, StatusCode::CREATED).await["careers_jobs"].clone();
+        let job = new_job(&app, &boss, acme, "Rust engineer").await;
         let id = job["id"].as_i64().unwrap();
         let (applied, screening) = (stage_id(&job, "Applied"), stage_id(&job, "Screening"));
         let swap = json!({"careers_job_stages": [
@@ -137,11 +141,9 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         let acme = company(&app, "Acme").await;
         let (_, boss) = employer(&app, "boss@acme.example", acme).await;
-        let form = json!({"title": "Rust engineer", "company": {"id": acme}});
-        let job = json(post(&app, &boss, JOBS, &form).await, StatusCode::CREATED).await["careers_jobs"].clone();
+        let job = new_job(&app, &boss, acme, "Rust engineer").await;
         let id = job["id"].as_i64().unwrap();
-        let other = json(post(&app, &boss, JOBS, &json!({"title": "Other", "company": {"id": acme}})).await,
-                         StatusCode::CREATED).await["careers_jobs"].clone();
+        let other = new_job(&app, &boss, acme, "Other").await;
         let all: Vec<Value> = ["Applied", "Screening", "Interview", "Offer"]
             .iter()
             .map(|n| json!({"id": stage_id(&job, n), "_destroy": true}))
@@ -160,6 +162,9 @@ backend_tests! {
             (json!([{"id": 999_999, "name": "Ghost"}]), "careers_job_stages[0].id"),
             (json!([{"id": stage_id(&other, "Offer"), "name": "Stolen"}]), "careers_job_stages[0].id"),
             (Value::Array(all), "careers_job_stages"),
+            // 4 kept and 47 added: one more than a job may have.
+            (Value::Array((1..=47).map(|n| json!({"name": format!("S{n}"), "position": n + 10})).collect()),
+             "careers_job_stages"),
         ];
         for (items, field) in cases {
             let response = patch(&app, &boss, &path(id), &json!({"careers_job_stages": items})).await;
@@ -178,6 +183,10 @@ backend_tests! {
         let empty = json!({"title": "Bad", "company": {"id": acme}, "careers_job_stages": []});
         expect_fields(post(&app, &boss, JOBS, &empty).await, &["careers_job_stages"]).await;
         assert_eq!(scalar(&app, "SELECT COUNT(*) FROM careers_jobs").await, before);
+        // Fifty stages are allowed.
+        let added: Vec<Value> = (1..=46).map(|n| json!({"name": format!("S{n}"), "position": n + 10})).collect();
+        let body = ok(patch(&app, &boss, &path(id), &json!({"careers_job_stages": added})).await).await;
+        assert_eq!(stages(&body["careers_jobs"]).len(), 50);
     }
 
     async fn the_stages_migration_gives_every_job_the_defaults(backend) {

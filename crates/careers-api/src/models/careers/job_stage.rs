@@ -1,6 +1,7 @@
 //! `Careers::JobStage`: a job's ordered hiring stages (CONTRACT §16), edited as nested items of
 //! the job's forms (specification §4.5) and judged on the form's final state: names unique
-//! within the job (case aside), positions distinct positive integers, at least one stage.
+//! within the job (case aside), positions distinct positive integers, 1 to [`MAX_STAGES`]
+//! stages.
 
 pub mod entity;
 
@@ -19,6 +20,9 @@ use crate::forms::Errors;
 
 /// The stages a new job gets, at positions 1 to 4.
 pub const DEFAULT_STAGES: [&str; 4] = ["Applied", "Screening", "Interview", "Offer"];
+
+/// The most stages a job may have.
+pub const MAX_STAGES: usize = 50;
 
 /// The form's key of the stages.
 const KEY: &str = "careers_job_stages";
@@ -138,6 +142,8 @@ pub async fn write_stages<C: ConnectionTrait>(
     let plan = kept;
     if plan.is_empty() {
         errors.add(KEY, "a job keeps at least one stage");
+    } else if plan.len() > MAX_STAGES {
+        errors.add(KEY, format!("a job has at most {MAX_STAGES} stages"));
     }
     let (mut names, mut positions) = (HashSet::new(), HashSet::new());
     for planned in &plan {
