@@ -865,7 +865,10 @@ export interface components {
             created_at: string;
             /** Format: int64 */
             id: number;
+            /** @description `active`, `rejected`, `hired` or `withdrawn` (CONTRACT §16). */
             status: string;
+            /** Format: date-time */
+            status_changed_at: string;
             /** Format: date-time */
             updated_at: string;
         };
@@ -956,10 +959,10 @@ export interface components {
             /** @description When the e-mail was verified (RFC 3339); null until then. */
             verified_at?: string | null;
         };
-        EmployerApplicationDetail: components["schemas"]["ApplicationAttrs"] & {
+        EmployerApplicationDetail: components["schemas"]["ApplicationAttrs"] & components["schemas"]["PipelineAttrs"] & {
             career_user_profile: components["schemas"]["ApplicantDetail"];
         };
-        EmployerApplicationItem: components["schemas"]["ApplicationAttrs"] & {
+        EmployerApplicationItem: components["schemas"]["ApplicationAttrs"] & components["schemas"]["PipelineAttrs"] & {
             career_user_profile: components["schemas"]["ApplicantBrief"];
         };
         /** @description The employer's page of applications, borrowing its text from the rows it was read from. */
@@ -1026,6 +1029,11 @@ export interface components {
             workplace_type: {
                 [key: string]: number;
             };
+        };
+        /** @description A record named by its id alone: `{"id": 1}`. */
+        IdOnly: {
+            /** Format: int64 */
+            id: number;
         };
         /** @description A reference to another record: `{"id": 1}`. */
         IdRef: {
@@ -1261,6 +1269,21 @@ export interface components {
         /** @description `POST /identities/password_resets`. */
         PasswordResetRequestForm: {
             email?: string | null;
+        };
+        /**
+         * @description What the employer sees of an application's place in the hiring pipeline (CONTRACT §16):
+         *     never shown to the candidate. The stage's name is in the job's `careers_job_stages`.
+         */
+        PipelineAttrs: {
+            careers_job: components["schemas"]["IdOnly"];
+            careers_job_stage?: components["schemas"]["IdOnly"] | null;
+            /**
+             * Format: int64
+             * @description 0 at creation, +1 on every change of the application; a change must name it.
+             */
+            lock_version: number;
+            /** @description `not_a_fit`, `position_filled`, `no_response` or `other` when rejected; else null. */
+            rejection_reason?: string | null;
         };
         /** @description A talent profile's has-many children, loaded in one batched query each. */
         ProfileChildren: {

@@ -444,6 +444,7 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
     }
 
     let (applied_job, applied_company) = job_ids[0];
+    let first_stage = job_application::first_stage(&txn, applied_job).await?;
     ensure(
         &txn,
         job_application_entity::Entity::find()
@@ -453,10 +454,14 @@ pub async fn demo(db: &DatabaseConnection, passwords: &Arc<Passwords>) -> Result
             careers_job_id: Set(applied_job),
             company_id: Set(applied_company),
             careers_user_profile_id: Set(profile_id),
-            status: Set(job_application::STATUS_SUBMITTED.into()),
+            status: Set(job_application::STATUS_ACTIVE.into()),
             cover_letter: Set("I would love to write Rust at Acme.".into()),
             created_at: Set(now),
             updated_at: Set(now),
+            careers_job_stage_id: Set(first_stage),
+            rejection_reason: Set(None),
+            status_changed_at: Set(now),
+            lock_version: Set(0),
             ..Default::default()
         },
         &mut created,

@@ -149,10 +149,20 @@ struct Meta {
 struct Application {
     id: i64,
     status: String,
+    status_changed_at: DateTime<Utc>,
     cover_letter: String,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
+    rejection_reason: Option<String>,
+    lock_version: i64,
+    careers_job: Id,
+    careers_job_stage: Option<Id>,
     career_user_profile: Applicant,
+}
+
+#[derive(Serialize)]
+struct Id {
+    id: i64,
 }
 
 #[derive(Serialize)]
@@ -180,12 +190,18 @@ type ApplicationRow = (
     String,
     String,
     i64,
+    DateTime<Utc>,
+    Option<String>,
+    i64,
+    i64,
+    Option<i64>,
 );
 
 const PAGE: &str = "SELECT a.id, a.status, a.cover_letter, a.created_at, a.updated_at, p.id, u.id, \
                     u.first_name, u.last_name, (SELECT COUNT(*) FROM careers_job_applications c \
                     WHERE c.company_id = (SELECT company_id FROM org_user_profiles \
-                    WHERE identities_user_id = $1)) \
+                    WHERE identities_user_id = $1)), a.status_changed_at, a.rejection_reason, \
+                    a.lock_version, a.careers_job_id, a.careers_job_stage_id \
                     FROM careers_job_applications a \
                     INNER JOIN careers_user_profiles p ON p.id = a.careers_user_profile_id \
                     INNER JOIN identities_users u ON u.id = p.identities_user_id \
@@ -219,9 +235,14 @@ async fn applications(
         .map(|r| Application {
             id: r.0,
             status: r.1,
+            status_changed_at: r.10,
             cover_letter: r.2,
             created_at: r.3,
             updated_at: r.4,
+            rejection_reason: r.11,
+            lock_version: r.12,
+            careers_job: Id { id: r.13 },
+            careers_job_stage: r.14.map(|id| Id { id }),
             career_user_profile: Applicant {
                 id: r.5,
                 identities_user: UserBrief {

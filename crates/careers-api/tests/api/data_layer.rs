@@ -58,16 +58,25 @@ pub(crate) async fn every_value(app: &TestApp) -> Vec<String> {
 /// The job of the demo data's one application.
 const JOB_OF_1: &str = "(SELECT careers_job_id FROM careers_job_applications WHERE id = 1)";
 
-/// An application of profile 1 to `job`, with `company_id` when given (the column exists from
-/// migration 3 on).
+/// An application of profile 1 to `job`: under migration 2's schema, or, given its
+/// `company_id`, under the latest (the company from migration 3 on, the pipeline's columns from
+/// migration 13 on).
 fn insert_application(job: i64, company: Option<&str>) -> String {
-    let (column, value) = company.map_or((String::new(), String::new()), |c| {
-        (", company_id".to_owned(), format!(", {c}"))
+    let (columns, values) = company.map_or((String::new(), String::new()), |c| {
+        (
+            ", company_id, status_changed_at".to_owned(),
+            format!(", {c}, CURRENT_TIMESTAMP"),
+        )
     });
+    let status = if company.is_some() {
+        "active"
+    } else {
+        "submitted"
+    };
     format!(
         "INSERT INTO careers_job_applications (careers_job_id, careers_user_profile_id, status, \
-         cover_letter, created_at, updated_at{column}) \
-         VALUES ({job}, 1, 'submitted', 'x', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP{value})"
+         cover_letter, created_at, updated_at{columns}) \
+         VALUES ({job}, 1, '{status}', 'x', CURRENT_TIMESTAMP, CURRENT_TIMESTAMP{values})"
     )
 }
 
@@ -128,9 +137,9 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         careers_api::seed::demo(&app.state.db, &app.state.passwords).await.unwrap();
         let db = &*app.state.db;
-        // Migrations 12 to 4 (job stages, search filters, job search, structured jobs, companies and members, e-mail verification, TOTP
+        // Migrations 13 to 4 (the application pipeline, job stages, search filters, job search, structured jobs, companies and members, e-mail verification, TOTP
         // enrolment, admin TOTP, password resets) go first, then 3.
-        careers_api::db::Migrator::down(db, Some(10)).await.unwrap();
+        careers_api::db::Migrator::down(db, Some(11)).await.unwrap();
         let company_of_1 = "SELECT company_id FROM careers_job_applications WHERE id = 1";
         let backend = db.get_database_backend();
         assert!(db.query_one_raw(Statement::from_string(backend, company_of_1)).await.is_err(), "down drops the column");

@@ -230,7 +230,7 @@ pub async fn job(app: &TestApp, company_id: i64, title: &str, open: bool) -> i64
     id
 }
 
-/// A submitted application with a cover letter.
+/// An active application with a cover letter, in its job's first stage.
 pub async fn application(app: &TestApp, job_id: i64, profile_id: i64) -> i64 {
     let now = Utc::now();
     let job = careers::job::entity::Entity::find_by_id(job_id)
@@ -238,14 +238,21 @@ pub async fn application(app: &TestApp, job_id: i64, profile_id: i64) -> i64 {
         .await
         .unwrap()
         .expect("the job applied to");
+    let stage = careers::job_application::first_stage(&*app.state.db, job_id)
+        .await
+        .unwrap();
     careers::job_application::entity::ActiveModel {
         careers_job_id: Set(job_id),
         company_id: Set(job.company_id),
         careers_user_profile_id: Set(profile_id),
-        status: Set("submitted".into()),
+        status: Set("active".into()),
         cover_letter: Set("I would love to work with you.".into()),
         created_at: Set(now),
         updated_at: Set(now),
+        careers_job_stage_id: Set(stage),
+        rejection_reason: Set(None),
+        status_changed_at: Set(now),
+        lock_version: Set(0),
         ..Default::default()
     }
     .insert(&*app.state.db)

@@ -511,10 +511,11 @@ backend_tests! {
         let created = &body["careers_job_applications"];
         assert_eq!(
             keys(created),
-            ["careers_job", "cover_letter", "created_at", "id", "status", "updated_at"],
+            ["careers_job", "cover_letter", "created_at", "id", "status", "status_changed_at", "updated_at"],
             "{body}"
         );
-        assert_eq!(created["status"], "submitted");
+        assert_eq!(created["status"], "active");
+        assert_eq!(created["status_changed_at"], created["created_at"]);
         assert_eq!(created["cover_letter"], "Hello");
         assert_eq!(created["careers_job"]["id"], job_id, "{body}");
         let application_id = created["id"].as_i64().unwrap();
@@ -545,7 +546,7 @@ backend_tests! {
         let form =
             json!({"careers_job": {"id": other}, "careers_user_profile": {"id": profile_id}});
         let body = json(post(&app, &cara, APPLY, &form).await, StatusCode::CREATED).await;
-        assert_eq!(body["careers_job_applications"]["status"], "submitted", "{body}");
+        assert_eq!(body["careers_job_applications"]["status"], "active", "{body}");
     }
 
     async fn flat_job_application_form_is_rejected_with_the_nested_keys(backend) {

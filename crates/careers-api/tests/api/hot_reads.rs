@@ -5,7 +5,8 @@
 //! that drifts from its select list, fails here.
 
 use careers_api::models::careers::job_application::{
-    self, ApplicantBrief, ApplicationAttrs, EmployerApplicationItem, entity as application,
+    self, ApplicantBrief, ApplicationAttrs, EmployerApplicationItem, PipelineAttrs,
+    entity as application,
 };
 use careers_api::models::careers::user_profile::entity as talent_profile;
 use careers_api::models::identities::user::{self, UserBrief, UserView, entity as user_entity};
@@ -100,6 +101,7 @@ async fn seaorm_page(
         items.push(
             serde_json::to_value(EmployerApplicationItem {
                 application: ApplicationAttrs::from(a),
+                pipeline: PipelineAttrs::from(a),
                 career_user_profile: ApplicantBrief {
                     id: profile.id,
                     identities_user: UserBrief::from(&person),

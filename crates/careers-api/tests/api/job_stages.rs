@@ -4,6 +4,7 @@
 //! and the migration giving every existing job the defaults.
 
 use reqwest::StatusCode;
+use sea_orm::ConnectionTrait;
 use sea_orm_migration::MigratorTrait;
 use serde_json::{Value, json};
 
@@ -189,13 +190,53 @@ backend_tests! {
         assert_eq!(stages(&body["careers_jobs"]).len(), 50);
     }
 
+    async fn a_stage_that_holds_an_application_cannot_be_destroyed(backend) {
+        let app = TestApp::spawn(backend).await;
+        let acme = company(&app, "Acme").await;
+        let (_, boss) = employer(&app, "boss@acme.example", acme).await;
+        let job_id = job(&app, acme, "Rust engineer", true).await;
+        let (_, profile_id, _) = candidate(&app, "cara@example.com").await;
+        application(&app, job_id, profile_id).await;
+        let job = ok(get(&app, &boss, &path(job_id)).await).await["careers_jobs"].clone();
+        let applied = stage_id(&job, "Applied");
+        let destroy = |id: i64| json!({"careers_job_stages": [{"id": id, "_destroy": true}]});
+        expect_fields(patch(&app, &boss, &path(job_id), &destroy(applied)).await,
+                      &["careers_job_stages[0].id"]).await;
+        // An empty stage goes.
+        let body = ok(patch(&app, &boss, &path(job_id), &destroy(stage_id(&job, "Offer"))).await).await;
+        assert_eq!(stages(&body["careers_jobs"]), named(&DEFAULTS[..3]));
+        // The database refuses it too (the foreign key), whatever writes.
+        let delete = format!("DELETE FROM careers_job_stages WHERE id = {applied}");
+        assert!(app.state.db.execute_unprepared(&delete).await.is_err());
+    }
+
+    async fn the_pipeline_migration_makes_submitted_applications_active_in_the_first_stage(backend) {
+        let app = TestApp::spawn(backend).await;
+        let acme = company(&app, "Acme").await;
+        let job_id = job(&app, acme, "Rust engineer", true).await;
+        let (_, profile_id, _) = candidate(&app, "cara@example.com").await;
+        let id = application(&app, job_id, profile_id).await;
+        let db = &*app.state.db;
+        careers_api::db::Migrator::down(db, Some(1)).await.unwrap();
+        let status = format!("SELECT status FROM careers_job_applications WHERE id = {id}");
+        assert_eq!(scalar(&app, &status).await, "submitted", "down restores §5's status");
+        careers_api::db::Migrator::up(db, None).await.unwrap();
+        assert_eq!(scalar(&app, &status).await, "active");
+        let first = format!("SELECT id FROM careers_job_stages WHERE careers_job_id = {job_id} AND position = 1");
+        let stage = format!("SELECT careers_job_stage_id FROM careers_job_applications WHERE id = {id}");
+        assert_eq!(scalar(&app, &stage).await, scalar(&app, &first).await);
+        let filled = format!("SELECT COUNT(*) FROM careers_job_applications \
+                              WHERE id = {id} AND status_changed_at = created_at AND lock_version = 0");
+        assert_eq!(scalar(&app, &filled).await, "1");
+    }
+
     async fn the_stages_migration_gives_every_job_the_defaults(backend) {
         let app = TestApp::spawn(backend).await;
         let acme = company(&app, "Acme").await;
         let first = job(&app, acme, "Rust engineer", true).await;
         let second = job(&app, acme, "Go engineer", false).await;
         let db = &*app.state.db;
-        careers_api::db::Migrator::down(db, Some(1)).await.unwrap();
+        careers_api::db::Migrator::down(db, Some(2)).await.unwrap();
         careers_api::db::Migrator::up(db, None).await.unwrap();
         for id in [first, second] {
             let count = format!("SELECT COUNT(*) FROM careers_job_stages WHERE careers_job_id = {id}");

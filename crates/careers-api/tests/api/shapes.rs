@@ -85,20 +85,28 @@ const MARKETPLACE_JOB_KEYS: [&str; 20] = [
     "workplace_type",
 ];
 const OWN_APPLICATION_KEYS: [&str; 3] = ["created_at", "id", "status"];
-const APPLICATION_KEYS: [&str; 6] = [
+/// The employer's application (CONTRACT §16): the candidate's attributes and the pipeline's.
+const APPLICATION_KEYS: [&str; 11] = [
     "career_user_profile",
+    "careers_job",
+    "careers_job_stage",
     "cover_letter",
     "created_at",
     "id",
+    "lock_version",
+    "rejection_reason",
     "status",
+    "status_changed_at",
     "updated_at",
 ];
-const CANDIDATE_APPLICATION_KEYS: [&str; 6] = [
+/// The candidate's application: never the stage, the rejection reason or the lock version.
+const CANDIDATE_APPLICATION_KEYS: [&str; 7] = [
     "careers_job",
     "cover_letter",
     "created_at",
     "id",
     "status",
+    "status_changed_at",
     "updated_at",
 ];
 const TALENT_PROFILE_KEYS: [&str; 7] = [
@@ -291,8 +299,15 @@ backend_tests! {
         let item = &list[0];
         assert_eq!(keys(item), APPLICATION_KEYS, "{item}");
         assert_eq!(item["id"], application_id);
-        assert_eq!(item["status"], "submitted");
+        assert_eq!(item["status"], "active");
         assert_eq!(item["cover_letter"], "I would love to work with you.");
+        assert_timestamp(&item["status_changed_at"]);
+        assert_eq!(item["rejection_reason"], Value::Null);
+        assert_eq!(item["lock_version"], 0);
+        assert_eq!(item["careers_job"], json!({"id": job_id}));
+        let first_stage = ok(get(&app, &boss, &format!("/org-user/careers/jobs/{job_id}")).await).await
+            ["careers_jobs"]["careers_job_stages"][0]["id"].clone();
+        assert_eq!(item["careers_job_stage"], json!({"id": first_stage}), "the job's first stage");
         assert_timestamp(&item["created_at"]);
         assert_timestamp(&item["updated_at"]);
         let profile = &item["career_user_profile"];
@@ -324,7 +339,7 @@ backend_tests! {
         let item = assert_single(&body, "careers_job_applications");
         assert_eq!(keys(item), APPLICATION_KEYS, "{item}");
         assert_eq!(item["id"], application_id);
-        assert_eq!(item["status"], "submitted");
+        assert_eq!(item["status"], "active");
         let profile = &item["career_user_profile"];
         assert_eq!(
             keys(profile),
@@ -364,7 +379,7 @@ backend_tests! {
         let item = &list[0];
         assert_eq!(keys(item), CANDIDATE_APPLICATION_KEYS, "{item}");
         assert_eq!(item["id"], application_id);
-        assert_eq!(item["status"], "submitted");
+        assert_eq!(item["status"], "active");
         assert_timestamp(&item["created_at"]);
         assert_eq!(
             item["careers_job"],
@@ -430,7 +445,7 @@ backend_tests! {
         assert_eq!(own.len(), 1, "{body}");
         assert_eq!(keys(&own[0]), OWN_APPLICATION_KEYS, "{body}");
         assert_eq!(own[0]["id"], application_id);
-        assert_eq!(own[0]["status"], "submitted");
+        assert_eq!(own[0]["status"], "active");
         assert_timestamp(&own[0]["created_at"]);
     }
 

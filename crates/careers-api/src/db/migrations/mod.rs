@@ -12,6 +12,7 @@ mod m20261128_000009_structured_jobs;
 mod m20261128_000010_job_search;
 mod m20261128_000011_search_filters;
 mod m20261128_000012_job_stages;
+mod m20261128_000013_application_pipeline;
 
 use sea_orm_migration::prelude::*;
 
@@ -33,6 +34,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000010_job_search::Migration),
             Box::new(m20261128_000011_search_filters::Migration),
             Box::new(m20261128_000012_job_stages::Migration),
+            Box::new(m20261128_000013_application_pipeline::Migration),
         ]
     }
 }

@@ -30,7 +30,9 @@ use crate::models::org::company::{CompanyBrief, entity as company};
 #[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
 pub struct ApplicationAttrs<'a> {
     pub id: i64,
+    /// `active`, `rejected`, `hired` or `withdrawn` (CONTRACT §16).
     pub status: Cow<'a, str>,
+    pub status_changed_at: DateTime<Utc>,
     pub cover_letter: Cow<'a, str>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -41,6 +43,7 @@ impl From<&application::Model> for ApplicationAttrs<'static> {
         Self {
             id: a.id,
             status: a.status.clone().into(),
+            status_changed_at: a.status_changed_at,
             cover_letter: a.cover_letter.clone().into(),
             created_at: a.created_at,
             updated_at: a.updated_at,
@@ -54,9 +57,41 @@ impl ApplicationAttrs<'_> {
         ApplicationAttrs {
             id: self.id,
             status: self.status.into_owned().into(),
+            status_changed_at: self.status_changed_at,
             cover_letter: self.cover_letter.into_owned().into(),
             created_at: self.created_at,
             updated_at: self.updated_at,
+        }
+    }
+}
+
+/// A record named by its id alone: `{"id": 1}`.
+#[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
+pub struct IdOnly {
+    pub id: i64,
+}
+
+/// What the employer sees of an application's place in the hiring pipeline (CONTRACT §16):
+/// never shown to the candidate. The stage's name is in the job's `careers_job_stages`.
+#[derive(Debug, Clone, Serialize, utoipa::ToSchema)]
+pub struct PipelineAttrs {
+    /// `not_a_fit`, `position_filled`, `no_response` or `other` when rejected; else null.
+    pub rejection_reason: Option<String>,
+    /// 0 at creation, +1 on every change of the application; a change must name it.
+    pub lock_version: i64,
+    pub careers_job: IdOnly,
+    pub careers_job_stage: Option<IdOnly>,
+}
+
+impl From<&application::Model> for PipelineAttrs {
+    fn from(a: &application::Model) -> Self {
+        Self {
+            rejection_reason: a.rejection_reason.clone(),
+            lock_version: a.lock_version,
+            careers_job: IdOnly {
+                id: a.careers_job_id,
+            },
+            careers_job_stage: a.careers_job_stage_id.map(|id| IdOnly { id }),
         }
     }
 }
@@ -72,6 +107,8 @@ pub struct ApplicantBrief<'a> {
 pub struct EmployerApplicationItem<'a> {
     #[serde(flatten)]
     pub application: ApplicationAttrs<'a>,
+    #[serde(flatten)]
+    pub pipeline: PipelineAttrs,
     pub career_user_profile: ApplicantBrief<'a>,
 }
 
@@ -88,6 +125,8 @@ pub struct ApplicantDetail {
 pub struct EmployerApplicationDetail {
     #[serde(flatten)]
     pub application: ApplicationAttrs<'static>,
+    #[serde(flatten)]
+    pub pipeline: PipelineAttrs,
     pub career_user_profile: ApplicantDetail,
 }
 
@@ -142,7 +181,8 @@ impl JobApplicationForm {
     }
 }
 
-pub const STATUS_SUBMITTED: &str = "submitted";
+/// A new application's status (CONTRACT §16).
+pub const STATUS_ACTIVE: &str = "active";
 
 hot_row! {
     /// A row of [`applications_to`]: the application, its applicant's profile and user, and the
@@ -151,9 +191,14 @@ hot_row! {
     struct ApplicantRow<'r> {
         id: i64 = "a.id",
         status: &'r str = "a.status",
+        status_changed_at: DateTime<Utc> = "a.status_changed_at",
         cover_letter: &'r str = "a.cover_letter",
         created_at: DateTime<Utc> = "a.created_at",
         updated_at: DateTime<Utc> = "a.updated_at",
+        rejection_reason: Option<String> = "a.rejection_reason",
+        lock_version: i64 = "a.lock_version",
+        job_id: i64 = "a.careers_job_id",
+        stage_id: Option<i64> = "a.careers_job_stage_id",
         profile_id: i64 = "p.id",
         user_id: i64 = "u.id",
         user_first_name: &'r str = "u.first_name",
@@ -168,9 +213,19 @@ impl<'r> ApplicantRow<'r> {
         ApplicationAttrs {
             id: self.id,
             status: Cow::Borrowed(self.status),
+            status_changed_at: self.status_changed_at,
             cover_letter: Cow::Borrowed(self.cover_letter),
             created_at: self.created_at,
             updated_at: self.updated_at,
+        }
+    }
+
+    fn pipeline(&self) -> PipelineAttrs {
+        PipelineAttrs {
+            rejection_reason: self.rejection_reason.clone(),
+            lock_version: self.lock_version,
+            careers_job: IdOnly { id: self.job_id },
+            careers_job_stage: self.stage_id.map(|id| IdOnly { id }),
         }
     }
 
@@ -204,6 +259,7 @@ impl ApplicantRows {
             .into_iter()
             .map(|r| EmployerApplicationItem {
                 application: r.application(),
+                pipeline: r.pipeline(),
                 career_user_profile: ApplicantBrief {
                     id: r.profile_id,
                     identities_user: r.user(),
@@ -284,6 +340,7 @@ pub async fn employer_application(
     let mut children = children_of(&**db, &[row.profile_id]).await?;
     Ok(Some(EmployerApplicationDetail {
         application: row.application().into_owned(),
+        pipeline: row.pipeline(),
         career_user_profile: ApplicantDetail {
             id: row.profile_id,
             children: children.remove(&row.profile_id).unwrap_or_default(),
@@ -296,6 +353,7 @@ pub async fn employer_application(
 struct CandidateRow {
     id: i64,
     status: String,
+    status_changed_at: DateTime<Utc>,
     cover_letter: String,
     created_at: DateTime<Utc>,
     updated_at: DateTime<Utc>,
@@ -311,6 +369,7 @@ impl From<CandidateRow> for CandidateApplicationItem {
             application: ApplicationAttrs {
                 id: r.id,
                 status: r.status.into(),
+                status_changed_at: r.status_changed_at,
                 cover_letter: r.cover_letter.into(),
                 created_at: r.created_at,
                 updated_at: r.updated_at,
@@ -333,6 +392,7 @@ fn applications_of(profile_id: i64) -> Select<application::Entity> {
         .select_only()
         .column(application::Column::Id)
         .column(application::Column::Status)
+        .column(application::Column::StatusChangedAt)
         .column(application::Column::CoverLetter)
         .column(application::Column::CreatedAt)
         .column(application::Column::UpdatedAt)
@@ -361,6 +421,21 @@ pub async fn candidate_applications(
         .all(db)
         .await?;
     Ok((rows.into_iter().map(Into::into).collect(), total))
+}
+
+/// The job's first stage (by position), where a new application starts.
+pub async fn first_stage<C: sea_orm::ConnectionTrait>(
+    conn: &C,
+    job_id: i64,
+) -> Result<Option<i64>, DataError> {
+    use super::job_stage::entity as stage;
+    Ok(stage::Entity::find()
+        .filter(stage::Column::CareersJobId.eq(job_id))
+        .order_by_asc(stage::Column::Position)
+        .order_by_asc(stage::Column::Id)
+        .one(conn)
+        .await?
+        .map(|s| s.id))
 }
 
 /// Creates an application and adds its experiences to the applicant's profile in one
@@ -399,10 +474,14 @@ pub async fn apply(
         careers_job_id: Set(job_id),
         company_id: Set(job.company_id),
         careers_user_profile_id: Set(own_profile_id),
-        status: Set(STATUS_SUBMITTED.into()),
+        status: Set(STATUS_ACTIVE.into()),
         cover_letter: Set(form.cover_letter.unwrap_or_default()),
         created_at: Set(now),
         updated_at: Set(now),
+        careers_job_stage_id: Set(first_stage(&txn, job_id).await?),
+        rejection_reason: Set(None),
+        status_changed_at: Set(now),
+        lock_version: Set(0),
         ..Default::default()
     }
     .insert(&txn)

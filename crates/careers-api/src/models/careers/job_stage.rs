@@ -1,7 +1,7 @@
 //! `Careers::JobStage`: a job's ordered hiring stages (CONTRACT §16), edited as nested items of
 //! the job's forms (specification §4.5) and judged on the form's final state: names unique
 //! within the job (case aside), positions distinct positive integers, 1 to [`MAX_STAGES`]
-//! stages.
+//! stages, and no stage that holds an application destroyed.
 
 pub mod entity;
 
@@ -9,12 +9,13 @@ use std::collections::{HashMap, HashSet};
 
 use chrono::{DateTime, Utc};
 use sea_orm::{
-    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, ModelTrait, QueryFilter,
-    QueryOrder, Set,
+    ActiveModelTrait, ColumnTrait, ConnectionTrait, EntityTrait, ModelTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, Set,
 };
 use serde::{Deserialize, Serialize};
 
 use self::entity as stage;
+use super::job_application::entity as application;
 use crate::db::DataError;
 use crate::forms::Errors;
 
@@ -102,7 +103,7 @@ pub async fn write_stages<C: ConnectionTrait>(
     let Some(items) = items else { return Ok(()) };
     let mut stored: HashMap<i64, stage::Model> = stored.into_iter().map(|s| (s.id, s)).collect();
     let mut plan: Vec<Planned> = Vec::new();
-    let mut destroyed: Vec<stage::Model> = Vec::new();
+    let mut destroyed: Vec<(usize, stage::Model)> = Vec::new();
     let mut errors = Errors::default();
     for (index, item) in items.iter().enumerate() {
         let destroy = item.destroy.unwrap_or(false);
@@ -116,7 +117,7 @@ pub async fn write_stages<C: ConnectionTrait>(
             }),
             Some(id) => match stored.remove(&id) {
                 None => errors.add(format!("{KEY}[{index}].id"), "is not a stage of this job"),
-                Some(existing) if destroy => destroyed.push(existing),
+                Some(existing) if destroy => destroyed.push((index, existing)),
                 Some(existing) => plan.push(Planned {
                     name: item.name.clone().unwrap_or_else(|| existing.name.clone()),
                     position: item.position.unwrap_or(existing.position),
@@ -161,8 +162,21 @@ pub async fn write_stages<C: ConnectionTrait>(
             );
         }
     }
+    // A stage that holds an application stays (the foreign key refuses it too).
+    for (index, gone) in &destroyed {
+        let holding = application::Entity::find()
+            .filter(application::Column::CareersJobStageId.eq(gone.id))
+            .count(conn)
+            .await?;
+        if holding > 0 {
+            errors.add(
+                format!("{KEY}[{index}].id"),
+                "holds applications: move them to another stage first",
+            );
+        }
+    }
     errors.finish()?;
-    for gone in destroyed {
+    for (_, gone) in destroyed {
         gone.delete(conn).await?;
     }
     for planned in plan {

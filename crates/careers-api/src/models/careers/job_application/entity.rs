@@ -16,6 +16,12 @@ pub struct Model {
     pub cover_letter: String,
     pub created_at: DateTimeUtc,
     pub updated_at: DateTimeUtc,
+    /// The application's stage, of its job (null only if the job had no stage).
+    pub careers_job_stage_id: Option<i64>,
+    pub rejection_reason: Option<String>,
+    pub status_changed_at: DateTimeUtc,
+    /// 0 at creation, +1 on every change of the application itself (optimistic locking).
+    pub lock_version: i64,
 }
 
 #[derive(Copy, Clone, Debug, EnumIter, DeriveRelation)]
