@@ -162,6 +162,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/candidate/careers/job_applications/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Withdraw your application */
+        patch: operations["patch_candidate_careers_job_applications_id"];
+        trace?: never;
+    };
     "/health/live": {
         parameters: {
             query?: never;
@@ -556,7 +573,8 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        patch?: never;
+        /** Move, reject, hire or reopen an application to your jobs */
+        patch: operations["patch_org_user_careers_job_applications_id"];
         trace?: never;
     };
     "/org-user/careers/jobs": {
@@ -871,6 +889,24 @@ export interface components {
             status_changed_at: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        /**
+         * @description `PATCH /org-user/careers/job_applications/{id}`: the employer moves, rejects, hires or
+         *     reopens an application, naming the `lock_version` it read.
+         */
+        ApplicationChangeForm: {
+            careers_job_stage?: components["schemas"]["IdRef"] | null;
+            /**
+             * Format: int64
+             * @description The version read; another than the stored one is 409 (someone else changed it first).
+             */
+            lock_version?: number | null;
+            /** @description Whether the candidate is told of a rejection or a hire by e-mail (default true). */
+            notify_candidate?: boolean | null;
+            /** @description Required with `rejected`: `not_a_fit`, `position_filled`, `no_response`, `other`. */
+            rejection_reason?: string | null;
+            /** @description `active`, `rejected` or `hired`, by the transitions. */
+            status?: string | null;
         };
         CandidateApplicationItem: components["schemas"]["ApplicationAttrs"] & {
             careers_job: components["schemas"]["JobBrief"];
@@ -1504,6 +1540,11 @@ export interface components {
             last_name: string;
             mobile: string;
             phone_code: string;
+        };
+        /** @description `PATCH /candidate/careers/job_applications/{id}`: `{"status": "withdrawn"}`. */
+        WithdrawalForm: {
+            /** @description `withdrawn`, from `active` only. */
+            status?: string | null;
         };
     };
     responses: never;
@@ -2588,6 +2629,105 @@ export interface operations {
             };
             /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_candidate_careers_job_applications_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WithdrawalForm"];
+            };
+        };
+        responses: {
+            /** @description The withdrawn application */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CandidateApplicationOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4513,6 +4653,114 @@ export interface operations {
             };
             /** @description `not_found`, or outside the caller's scope */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_org_user_careers_job_applications_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApplicationChangeForm"];
+            };
+        };
+        responses: {
+            /** @description The changed application */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EmployerApplicationOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

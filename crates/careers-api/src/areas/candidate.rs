@@ -11,14 +11,16 @@ use crate::error::ApiError;
 use crate::error::responses::{
     AreaErrors, Conflict, FormErrors, MalformedRequest, NotFound, Unavailable, UnsafeAreaErrors,
 };
-use crate::extract::{Json as Form, Query};
-use crate::models::careers::job_application::{self, JobApplicationForm};
+use crate::extract::{Json as Form, Path, Query};
+use crate::models::careers::job_application::{self, JobApplicationForm, WithdrawalForm};
 use crate::state::AppState;
 use crate::views::{CandidateApplicationList, CandidateApplicationOne};
 use crate::views::{Json, Meta, PageParams};
 
 pub fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new().routes(routes!(list_applications, apply))
+    OpenApiRouter::new()
+        .routes(routes!(list_applications, apply))
+        .routes(routes!(withdraw_application))
 }
 
 #[utoipa::path(
@@ -73,4 +75,30 @@ async fn apply(
             careers_job_applications: item,
         }),
     ))
+}
+
+/// Withdraws your application (CONTRACT §16): `{"status": "withdrawn"}`, from `active` only.
+#[utoipa::path(
+    patch,
+    path = "/candidate/careers/job_applications/{id}",
+    tag = "candidate",
+    summary = "Withdraw your application",
+    params(("id" = i64, Path, description = "Record id")),
+    request_body = WithdrawalForm,
+    responses(
+        (status = 200, description = "The withdrawn application", body = CandidateApplicationOne),
+        FormErrors, UnsafeAreaErrors, NotFound, Unavailable
+    ),
+    security(("user_session" = [], "csrf_token" = []))
+)]
+async fn withdraw_application(
+    ctx: TalentCtx,
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    Form(form): Form<WithdrawalForm>,
+) -> Result<Json<CandidateApplicationOne>, ApiError> {
+    let item = job_application::withdraw(&state.db, ctx.profile.id, id, form, state.now()).await?;
+    Ok(Json(CandidateApplicationOne {
+        careers_job_applications: item,
+    }))
 }

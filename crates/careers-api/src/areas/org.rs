@@ -16,7 +16,7 @@ use crate::error::responses::{
 };
 use crate::extract::{Json as Form, Path, Query};
 use crate::models::careers::job::{self, JobForm, JobStatus};
-use crate::models::careers::job_application;
+use crate::models::careers::job_application::{self, ApplicationChangeForm};
 use crate::models::org::Scope;
 use crate::models::org::user_profile::{self, OrgUserProfileForm, OrgUserProfileView};
 use crate::state::AppState;
@@ -33,7 +33,7 @@ pub fn routes() -> OpenApiRouter<AppState> {
         .routes(routes!(list_jobs, create_job))
         .routes(routes!(show_job, update_job))
         .routes(routes!(list_applications))
-        .routes(routes!(show_application))
+        .routes(routes!(show_application, update_application))
 }
 
 fn scope<R: EmployerRule>(ctx: &EmployerCtx<R>) -> Scope {
@@ -345,6 +345,36 @@ async fn show_application(
     let detail = job_application::employer_application(&state.db, ctx.company_id, id)
         .await?
         .ok_or(ApiError::NotFound)?;
+    Ok(Json(EmployerApplicationOne {
+        careers_job_applications: detail,
+    }))
+}
+
+/// Moves, rejects, hires or reopens an application (CONTRACT §16), naming the `lock_version`
+/// it read: a stale one is 409 and changes nothing.
+#[utoipa::path(
+    patch,
+    path = "/org-user/careers/job_applications/{id}",
+    tag = "employer",
+    summary = "Move, reject, hire or reopen an application to your jobs",
+    params(("id" = i64, Path, description = "Record id")),
+    request_body = ApplicationChangeForm,
+    responses(
+        (status = 200, description = "The changed application", body = EmployerApplicationOne),
+        FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
+    ),
+    security(("user_session" = [], "csrf_token" = []))
+)]
+async fn update_application(
+    ctx: EmployerCtx,
+    State(state): State<AppState>,
+    Path(id): Path<i64>,
+    Form(form): Form<ApplicationChangeForm>,
+) -> Result<Json<EmployerApplicationOne>, ApiError> {
+    form.validate()?;
+    let detail =
+        job_application::change_application(&state.db, ctx.company_id, id, form, state.now())
+            .await?;
     Ok(Json(EmployerApplicationOne {
         careers_job_applications: detail,
     }))

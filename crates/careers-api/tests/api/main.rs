@@ -30,6 +30,7 @@ mod module_rules;
 mod openapi;
 mod password_reset;
 mod performance_guards;
+mod pipeline;
 mod process;
 mod properties;
 mod requests;

@@ -7,6 +7,7 @@ use std::borrow::Cow;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
+use sea_orm::sea_query::{Expr, ExprTrait};
 use sea_orm::{
     ActiveModelTrait, ColumnTrait, DatabaseConnection, EntityTrait, FromQueryResult, JoinType,
     PaginatorTrait, QueryFilter, QueryOrder, QuerySelect, RelationTrait, Select, Set,
@@ -495,6 +496,225 @@ pub async fn apply(
     })?;
     let item = applications_of(own_profile_id)
         .filter(application::Column::Id.eq(created.id))
+        .into_model::<CandidateRow>()
+        .one(&txn)
+        .await?
+        .ok_or(DataError::Inconsistent)?;
+    txn.commit().await?;
+    Ok(item.into())
+}
+
+/// The statuses of an application (CONTRACT §16).
+pub const STATUSES: [&str; 4] = ["active", "rejected", "hired", "withdrawn"];
+/// Why an application was rejected.
+pub const REJECTION_REASONS: [&str; 4] = ["not_a_fit", "position_filled", "no_response", "other"];
+
+/// Whether the employer may change an application's status `from` → `to` (a different one):
+/// `active`→`rejected`, `active`→`hired`, `rejected`→`active`; `hired` and `withdrawn` are
+/// final, and only the candidate withdraws.
+pub fn employer_may_change(from: &str, to: &str) -> bool {
+    matches!(
+        (from, to),
+        ("active", "rejected") | ("active", "hired") | ("rejected", "active")
+    )
+}
+
+/// `PATCH /org-user/careers/job_applications/{id}`: the employer moves, rejects, hires or
+/// reopens an application, naming the `lock_version` it read.
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct ApplicationChangeForm {
+    /// The version read; another than the stored one is 409 (someone else changed it first).
+    #[garde(skip)]
+    pub lock_version: Option<i64>,
+    /// A stage of the same job; only while the application is `active`.
+    #[garde(dive)]
+    pub careers_job_stage: Option<IdRef>,
+    /// `active`, `rejected` or `hired`, by the transitions.
+    #[garde(skip)]
+    pub status: Option<String>,
+    /// Required with `rejected`: `not_a_fit`, `position_filled`, `no_response`, `other`.
+    #[garde(skip)]
+    pub rejection_reason: Option<String>,
+    /// Whether the candidate is told of a rejection or a hire by e-mail (default true).
+    #[garde(skip)]
+    pub notify_candidate: Option<bool>,
+}
+
+impl ApplicationChangeForm {
+    pub fn validate(&self) -> Result<(), Invalid> {
+        let mut errors = Errors::of(self);
+        errors.require("lock_version", self.lock_version.is_some());
+        if let Some(status) = &self.status
+            && !STATUSES.contains(&status.as_str())
+        {
+            errors.add("status", format!("must be one of {}", STATUSES.join(", ")));
+        }
+        if let Some(reason) = &self.rejection_reason
+            && !REJECTION_REASONS.contains(&reason.as_str())
+        {
+            let allowed = REJECTION_REASONS.join(", ");
+            errors.add("rejection_reason", format!("must be one of {allowed}"));
+        }
+        errors.finish()
+    }
+}
+
+/// `PATCH /candidate/careers/job_applications/{id}`: `{"status": "withdrawn"}`.
+#[derive(Debug, Deserialize, garde::Validate, utoipa::ToSchema)]
+pub struct WithdrawalForm {
+    /// `withdrawn`, from `active` only.
+    #[garde(required)]
+    pub status: Option<String>,
+}
+
+/// The employer's change of an application of its company: judged on the stored application,
+/// written only if its `lock_version` is still the one the form names (a conditional update: a
+/// change that lost the race is 409 and writes nothing). A change that changes nothing writes
+/// nothing and keeps the version.
+pub async fn change_application(
+    db: &Db,
+    company_id: i64,
+    id: i64,
+    form: ApplicationChangeForm,
+    now: DateTime<Utc>,
+) -> Result<EmployerApplicationDetail, DataError> {
+    use super::job_stage::entity as stage;
+    let conflict = || DataError::Conflict("someone else changed this application first".into());
+    let txn = crate::db::write_transaction(db).await?;
+    let current = application::Entity::find_by_id(id)
+        .filter(application::Column::CompanyId.eq(company_id))
+        .one(&txn)
+        .await?
+        .ok_or(DataError::NotFound)?;
+    if form.lock_version != Some(current.lock_version) {
+        return Err(conflict());
+    }
+    let mut errors = Errors::default();
+    let mut stage_id = current.careers_job_stage_id;
+    if let Some(wanted) = IdRef::id_of(&form.careers_job_stage) {
+        let of_job = stage::Entity::find_by_id(wanted)
+            .filter(stage::Column::CareersJobId.eq(current.careers_job_id))
+            .one(&txn)
+            .await?;
+        match of_job {
+            None => errors.add("careers_job_stage.id", "is not a stage of this job"),
+            Some(_) if current.status != STATUS_ACTIVE && Some(wanted) != stage_id => errors.add(
+                "careers_job_stage.id",
+                "an application moves between stages only while active",
+            ),
+            Some(s) => stage_id = Some(s.id),
+        }
+    }
+    let status = form
+        .status
+        .clone()
+        .unwrap_or_else(|| current.status.clone());
+    if status != current.status && !employer_may_change(&current.status, &status) {
+        errors.add(
+            "status",
+            format!("an {} application cannot become {status}", current.status),
+        );
+    }
+    // A reason only with `rejected`, and one is needed to become rejected; reopening clears it.
+    let rejected = status == "rejected";
+    if form.rejection_reason.is_some() && !rejected {
+        errors.add("rejection_reason", "is given only with the status rejected");
+    }
+    if rejected && current.status != "rejected" && form.rejection_reason.is_none() {
+        errors.add("rejection_reason", "is required to reject");
+    }
+    let reason = if rejected {
+        form.rejection_reason
+            .clone()
+            .or(current.rejection_reason.clone())
+    } else {
+        None
+    };
+    errors.finish()?;
+    let status_changed = status != current.status;
+    if !status_changed
+        && stage_id == current.careers_job_stage_id
+        && reason == current.rejection_reason
+    {
+        txn.commit().await?;
+        return employer_application(db, company_id, id)
+            .await?
+            .ok_or(DataError::NotFound);
+    }
+    let changed = application::Entity::update_many()
+        .col_expr(application::Column::Status, Expr::value(status))
+        .col_expr(
+            application::Column::CareersJobStageId,
+            Expr::value(stage_id),
+        )
+        .col_expr(application::Column::RejectionReason, Expr::value(reason))
+        .col_expr(
+            application::Column::StatusChangedAt,
+            Expr::value(if status_changed {
+                now
+            } else {
+                current.status_changed_at
+            }),
+        )
+        .col_expr(application::Column::UpdatedAt, Expr::value(now))
+        .col_expr(
+            application::Column::LockVersion,
+            Expr::col(application::Column::LockVersion).add(1),
+        )
+        .filter(application::Column::Id.eq(id))
+        .filter(application::Column::LockVersion.eq(current.lock_version))
+        .exec(&txn)
+        .await?;
+    if changed.rows_affected != 1 {
+        return Err(conflict());
+    }
+    txn.commit().await?;
+    employer_application(db, company_id, id)
+        .await?
+        .ok_or(DataError::NotFound)
+}
+
+/// The candidate's withdrawal of their own application, from `active` only (a conditional
+/// update: an employer's change that came first wins, and the withdrawal is then 422).
+pub async fn withdraw(
+    db: &DatabaseConnection,
+    own_profile_id: i64,
+    id: i64,
+    form: WithdrawalForm,
+    now: DateTime<Utc>,
+) -> Result<CandidateApplicationItem, DataError> {
+    if form.status.as_deref() != Some("withdrawn") {
+        return Err(DataError::invalid(
+            "status",
+            "a candidate may only withdraw",
+        ));
+    }
+    let txn = crate::db::write_transaction(db).await?;
+    let exists = application::Entity::find_by_id(id)
+        .filter(application::Column::CareersUserProfileId.eq(own_profile_id))
+        .one(&txn)
+        .await?
+        .ok_or(DataError::NotFound)?;
+    let changed = application::Entity::update_many()
+        .col_expr(application::Column::Status, Expr::value("withdrawn"))
+        .col_expr(application::Column::StatusChangedAt, Expr::value(now))
+        .col_expr(application::Column::UpdatedAt, Expr::value(now))
+        .col_expr(
+            application::Column::LockVersion,
+            Expr::col(application::Column::LockVersion).add(1),
+        )
+        .filter(application::Column::Id.eq(exists.id))
+        .filter(application::Column::Status.eq(STATUS_ACTIVE))
+        .exec(&txn)
+        .await?;
+    if changed.rows_affected != 1 {
+        return Err(DataError::invalid(
+            "status",
+            format!("a {} application cannot be withdrawn", exists.status),
+        ));
+    }
+    let item = applications_of(own_profile_id)
+        .filter(application::Column::Id.eq(id))
         .into_model::<CandidateRow>()
         .one(&txn)
         .await?
