@@ -13,6 +13,8 @@
 
 use sea_orm_migration::prelude::*;
 
+use super::run;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -113,14 +115,6 @@ fn sqlite_rebuild(with_company: bool) -> Vec<String> {
         statements.push("DROP INDEX careers_jobs_id_company_id".to_owned());
     }
     statements
-}
-
-async fn run(manager: &SchemaManager<'_>, statements: &[impl AsRef<str>]) -> Result<(), DbErr> {
-    let db = manager.get_connection();
-    for sql in statements {
-        db.execute_unprepared(sql.as_ref()).await?;
-    }
-    Ok(())
 }
 
 #[async_trait::async_trait]

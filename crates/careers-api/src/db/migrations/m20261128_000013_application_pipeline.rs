@@ -9,6 +9,8 @@
 
 use sea_orm_migration::prelude::*;
 
+use super::run;
+
 #[derive(DeriveMigrationName)]
 pub struct Migration;
 
@@ -77,14 +79,6 @@ const SQLITE_DOWN: &[&str] = &[
     "CREATE INDEX careers_job_applications_company_id \
      ON careers_job_applications (company_id, id)",
 ];
-
-async fn run(manager: &SchemaManager<'_>, statements: &[&str]) -> Result<(), DbErr> {
-    let db = manager.get_connection();
-    for sql in statements {
-        db.execute_unprepared(sql).await?;
-    }
-    Ok(())
-}
 
 #[async_trait::async_trait]
 impl MigrationTrait for Migration {

@@ -18,6 +18,15 @@ use sea_orm_migration::prelude::*;
 
 pub struct Migrator;
 
+/// Runs `statements` in order on the migration's connection (its transaction, when it has one).
+async fn run(manager: &SchemaManager<'_>, statements: &[impl AsRef<str>]) -> Result<(), DbErr> {
+    let db = manager.get_connection();
+    for sql in statements {
+        db.execute_unprepared(sql.as_ref()).await?;
+    }
+    Ok(())
+}
+
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
