@@ -4536,6 +4536,10 @@ export interface operations {
             query?: {
                 /** @description Only applications to this job. */
                 careers_job_id?: number;
+                /** @description Only applications with this status. */
+                status?: "active" | "rejected" | "hired" | "withdrawn";
+                /** @description Only applications in this stage. */
+                careers_job_stage_id?: number;
                 /** @description Page number, from 1. */
                 page?: number;
                 /** @description Items per page, 1 to 100 (default 25). */

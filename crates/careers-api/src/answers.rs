@@ -21,6 +21,7 @@ use quick_cache::sync::Cache;
 use sea_orm::DbErr;
 
 use crate::db::Db;
+use crate::models::careers::job_application::ApplicationFilter;
 
 /// What a kept answer depends on: a page's parameters, the company among them.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -28,7 +29,7 @@ pub enum AnswerKey {
     /// `GET /org-user/careers/job_applications` of `company_id`.
     EmployerApplications {
         company_id: i64,
-        job_id: Option<i64>,
+        filter: ApplicationFilter,
         page: u64,
         per_page: u64,
     },
@@ -157,7 +158,7 @@ mod tests {
     fn key(company_id: i64) -> AnswerKey {
         AnswerKey::EmployerApplications {
             company_id,
-            job_id: None,
+            filter: ApplicationFilter::default(),
             page: 1,
             per_page: 25,
         }
@@ -173,7 +174,7 @@ mod tests {
         assert_eq!(answers.get(&key(1), 8), None, "the database changed since");
         let other_page = AnswerKey::EmployerApplications {
             company_id: 1,
-            job_id: None,
+            filter: ApplicationFilter::default(),
             page: 2,
             per_page: 25,
         };
@@ -327,7 +328,7 @@ mod tests {
     fn applications_page(page: u64) -> AnswerKey {
         AnswerKey::EmployerApplications {
             company_id: 1,
-            job_id: None,
+            filter: ApplicationFilter::default(),
             page,
             per_page: 25,
         }

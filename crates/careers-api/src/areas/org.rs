@@ -16,7 +16,9 @@ use crate::error::responses::{
 };
 use crate::extract::{Json as Form, Path, Query};
 use crate::models::careers::job::{self, JobForm, JobStatus};
-use crate::models::careers::job_application::{self, ApplicationChangeForm};
+use crate::models::careers::job_application::{
+    self, ApplicationChangeForm, ApplicationFilter, ApplicationStatus,
+};
 use crate::models::org::Scope;
 use crate::models::org::user_profile::{self, OrgUserProfileForm, OrgUserProfileView};
 use crate::state::AppState;
@@ -268,6 +270,11 @@ async fn update_job(
 struct ApplicationParams {
     /// Only applications to this job.
     careers_job_id: Option<i64>,
+    /// Only applications with this status.
+    #[param(inline)]
+    status: Option<ApplicationStatus>,
+    /// Only applications in this stage.
+    careers_job_stage_id: Option<i64>,
     /// Page number, from 1.
     page: Option<u64>,
     /// Items per page, 1 to 100 (default 25).
@@ -300,19 +307,23 @@ async fn list_applications(
     // Kept while the database does not change (answers.rs): the page, the same bytes again.
     let key = AnswerKey::EmployerApplications {
         company_id: ctx.company_id,
-        job_id: params.careers_job_id,
+        filter: ApplicationFilter {
+            job_id: params.careers_job_id,
+            status: params.status,
+            stage_id: params.careers_job_stage_id,
+        },
         page,
         per_page,
     };
     let body = Answers::answer(state.answers.as_ref(), &state.db, key, async |key| {
         let &AnswerKey::EmployerApplications {
             company_id,
-            job_id,
+            filter,
             page,
             per_page,
         } = key;
         let rows =
-            job_application::employer_applications(&state.db, company_id, job_id, page, per_page)
+            job_application::employer_applications(&state.db, company_id, filter, page, per_page)
                 .await?;
         // The items borrow their text from `rows`, so the answer is written while they live.
         let (items, total) = rows.page()?;

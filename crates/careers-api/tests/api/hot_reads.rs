@@ -5,8 +5,8 @@
 //! that drifts from its select list, fails here.
 
 use careers_api::models::careers::job_application::{
-    self, ApplicantBrief, ApplicationAttrs, EmployerApplicationItem, PipelineAttrs,
-    entity as application,
+    self, ApplicantBrief, ApplicationAttrs, ApplicationFilter, ApplicationStatus,
+    EmployerApplicationItem, PipelineAttrs, entity as application,
 };
 use careers_api::models::careers::user_profile::entity as talent_profile;
 use careers_api::models::identities::user::{self, UserBrief, UserView, entity as user_entity};
@@ -17,6 +17,7 @@ use sea_orm::{
 use serde_json::{Value, json};
 
 use crate::backend_tests;
+use crate::data_layer::scalar;
 use crate::fixtures::*;
 use crate::helpers::*;
 
@@ -68,15 +69,21 @@ async fn data_set(app: &TestApp) -> (Vec<i64>, Vec<i64>, Vec<i64>) {
 async fn seaorm_page(
     app: &TestApp,
     company_id: i64,
-    job_id: Option<i64>,
+    filter: ApplicationFilter,
     page: u64,
     per_page: u64,
 ) -> (Value, u64) {
     let db = &*app.state.db;
     let mut query =
         application::Entity::find().filter(application::Column::CompanyId.eq(company_id));
-    if let Some(job_id) = job_id {
+    if let Some(job_id) = filter.job_id {
         query = query.filter(application::Column::CareersJobId.eq(job_id));
+    }
+    if let Some(stage_id) = filter.stage_id {
+        query = query.filter(application::Column::CareersJobStageId.eq(stage_id));
+    }
+    if let Some(status) = filter.status {
+        query = query.filter(application::Column::Status.eq(status.as_str()));
     }
     let total = query.clone().count(db).await.unwrap();
     let rows = query
@@ -158,26 +165,50 @@ backend_tests! {
         }
         assert_eq!(employers, 2);
 
-        // The employer's pages: every company, with and without a job filter, pages of several
-        // sizes up to one past the last.
+        // The employer's pages: every company, without filters and with each kind of filter
+        // (a job, a status, a stage, and all three), pages of several sizes up to one past the
+        // last. Every third application is rejected, and the first moved to another stage.
+        let all = application::Entity::find().all(&**db).await.unwrap();
+        for a in all.iter().step_by(3) {
+            db.execute_unprepared(&format!(
+                "UPDATE careers_job_applications SET status = 'rejected', rejection_reason = 'other' \
+                 WHERE id = {}", a.id)).await.unwrap();
+        }
+        let moved_to = scalar(&app, &format!(
+            "SELECT MAX(id) FROM careers_job_stages WHERE careers_job_id = {}", all[0].careers_job_id)).await;
+        let moved_to: i64 = moved_to.parse().unwrap();
+        db.execute_unprepared(&format!(
+            "UPDATE careers_job_applications SET careers_job_stage_id = {moved_to} WHERE id = {}", all[0].id))
+            .await.unwrap();
+        let mut filters = vec![ApplicationFilter::default()];
+        filters.extend(jobs.iter().map(|&j| ApplicationFilter { job_id: Some(j), ..Default::default() }));
+        filters.extend(ApplicationStatus::ALL.map(|s| ApplicationFilter { status: Some(s), ..Default::default() }));
+        for stage_id in [moved_to, all[1].careers_job_stage_id.unwrap()] {
+            filters.push(ApplicationFilter { stage_id: Some(stage_id), ..Default::default() });
+        }
+        filters.push(ApplicationFilter {
+            job_id: Some(all[1].careers_job_id),
+            status: Some(ApplicationStatus::Active),
+            stage_id: all[1].careers_job_stage_id,
+        });
         let mut seen_rows = 0;
         for &company_id in companies.iter().chain([&unknown]) {
-            for job_id in [None].into_iter().chain(jobs.iter().map(|&j| Some(j))) {
+            for &filter in &filters {
                 for per_page in [1, 3, 25] {
                     for page in 1..=4 {
                         let rows = job_application::employer_applications(
-                            db, company_id, job_id, page, per_page,
+                            db, company_id, filter, page, per_page,
                         )
                         .await
                         .unwrap();
                         let (items, total) = rows.page().unwrap();
                         let hot = serde_json::to_value(&items).unwrap();
                         let (orm, orm_total) =
-                            seaorm_page(&app, company_id, job_id, page, per_page).await;
+                            seaorm_page(&app, company_id, filter, page, per_page).await;
                         assert_eq!(
                             (&hot, total),
                             (&orm, orm_total),
-                            "company {company_id}, job {job_id:?}, page {page} of {per_page}"
+                            "company {company_id}, {filter:?}, page {page} of {per_page}"
                         );
                         seen_rows += items.len();
                     }
@@ -187,12 +218,11 @@ backend_tests! {
         assert!(seen_rows > 50, "the pages held rows: {seen_rows}");
 
         // The employer's detail: every application, from its own company and from another.
-        let all = application::Entity::find().all(&**db).await.unwrap();
         assert!(all.len() > 10);
         // Each company's whole list as SeaORM reads it, once.
         let mut expected = std::collections::HashMap::new();
         for &company_id in &companies {
-            expected.insert(company_id, seaorm_page(&app, company_id, None, 1, 1000).await.0);
+            expected.insert(company_id, seaorm_page(&app, company_id, ApplicationFilter::default(), 1, 1000).await.0);
         }
         for a in &all {
             for &company_id in &companies {

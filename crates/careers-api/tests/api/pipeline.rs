@@ -183,6 +183,40 @@ backend_tests! {
         assert_eq!(read(&app, &boss, id).await["careers_job_stage"], json!({"id": stages[0]}));
     }
 
+    async fn the_employers_list_filters_by_status_and_stage(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (boss, _, job_id, first) = applied(&app).await;
+        let (_, profile_id, _) = candidate(&app, "olga@example.com").await;
+        let second = application(&app, job_id, profile_id).await;
+        let stages = stage_ids(&app, &boss, job_id).await;
+        let form = json!({"lock_version": 0, "careers_job_stage": {"id": stages[2]}});
+        ok(patch(&app, &boss, &employer_path(second), &form).await).await;
+        let form = json!({"lock_version": 0, "status": "rejected", "rejection_reason": "other"});
+        ok(patch(&app, &boss, &employer_path(first), &form).await).await;
+        let ids = |body: Value| -> (Vec<i64>, Value) {
+            let ids = body["careers_job_applications"].as_array().unwrap().iter()
+                .map(|a| a["id"].as_i64().unwrap()).collect();
+            (ids, body["meta"]["total"].clone())
+        };
+        let list = "/org-user/careers/job_applications";
+        let cases = [
+            (String::new(), vec![first, second]),
+            ("?status=rejected".to_owned(), vec![first]),
+            ("?status=active".to_owned(), vec![second]),
+            ("?status=hired".to_owned(), vec![]),
+            (format!("?careers_job_stage_id={}", stages[2]), vec![second]),
+            (format!("?careers_job_stage_id={}&status=rejected", stages[2]), vec![]),
+            (format!("?careers_job_id={job_id}&careers_job_stage_id={}&status=rejected", stages[0]), vec![first]),
+        ];
+        for (query, expected) in cases {
+            let (found, total) = ids(ok(get(&app, &boss, &format!("{list}{query}")).await).await);
+            assert_eq!(found, expected, "{query}");
+            assert_eq!(total, json!(expected.len()), "{query}");
+        }
+        let response = get(&app, &boss, &format!("{list}?status=paused")).await;
+        expect_error(response, StatusCode::BAD_REQUEST, "malformed_request").await;
+    }
+
     async fn another_companys_application_cannot_be_changed(backend) {
         let app = TestApp::spawn(backend).await;
         let (_, _, _, id) = applied(&app).await;

@@ -4,6 +4,7 @@
 pub mod entity;
 
 use std::borrow::Cow;
+use std::collections::HashMap;
 use std::sync::LazyLock;
 
 use chrono::{DateTime, Utc};
@@ -183,7 +184,7 @@ impl JobApplicationForm {
 }
 
 /// A new application's status (CONTRACT §16).
-pub const STATUS_ACTIVE: &str = "active";
+pub const STATUS_ACTIVE: &str = ApplicationStatus::Active.as_str();
 
 hot_row! {
     /// A row of [`applications_to`]: the application, its applicant's profile and user, and the
@@ -292,34 +293,97 @@ fn applications_to(filters: &str, tail: &str) -> String {
     )
 }
 
-/// The page of applications to `company_id`'s jobs (to one of them with `job_id`), with the
-/// total: one statement, and a count past the last page, where no row carries the total.
+/// An application's status (CONTRACT §16), as the employer's list filters by it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Deserialize, utoipa::ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ApplicationStatus {
+    Active,
+    Rejected,
+    Hired,
+    Withdrawn,
+}
+
+impl ApplicationStatus {
+    pub const ALL: [Self; 4] = [Self::Active, Self::Rejected, Self::Hired, Self::Withdrawn];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Active => "active",
+            Self::Rejected => "rejected",
+            Self::Hired => "hired",
+            Self::Withdrawn => "withdrawn",
+        }
+    }
+}
+
+/// The employer's list's filters: a job, a status, a stage (each optional).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ApplicationFilter {
+    pub job_id: Option<i64>,
+    pub status: Option<ApplicationStatus>,
+    pub stage_id: Option<i64>,
+}
+
+/// The page of applications to `company_id`'s jobs that pass `filter`, with the total: one
+/// statement, and a count past the last page, where no row carries the total.
 pub async fn employer_applications(
     db: &Db,
     company_id: i64,
-    job_id: Option<i64>,
+    filter: ApplicationFilter,
     page: u64,
     per_page: u64,
 ) -> Result<ApplicantRows, DataError> {
-    // The statements, written once: without and with the job filter.
-    static PAGES: LazyLock<[String; 2]> = LazyLock::new(|| {
-        [
-            applications_to("", " ORDER BY a.id LIMIT $2 OFFSET $3"),
-            applications_to(
-                " AND a.careers_job_id = $2",
-                " ORDER BY a.id LIMIT $3 OFFSET $4",
-            ),
-        ]
+    // The statements, written once for every combination of filters. The hot reads bind
+    // integers only, so a status stands in the text as the literal of its (closed) set.
+    type Shape = (bool, Option<ApplicationStatus>, bool);
+    static PAGES: LazyLock<HashMap<Shape, String>> = LazyLock::new(|| {
+        let statuses = std::iter::once(None).chain(ApplicationStatus::ALL.map(Some));
+        let mut pages = HashMap::new();
+        for status in statuses {
+            for (job, stage) in [(false, false), (true, false), (false, true), (true, true)] {
+                let mut next = 2;
+                let mut filters = String::new();
+                let mut bound = |filters: &mut String, column: &str| {
+                    filters.push_str(&format!(" AND a.{column} = ${next}"));
+                    next += 1;
+                };
+                if job {
+                    bound(&mut filters, "careers_job_id");
+                }
+                if stage {
+                    bound(&mut filters, "careers_job_stage_id");
+                }
+                if let Some(status) = status {
+                    filters.push_str(&format!(" AND a.status = '{}'", status.as_str()));
+                }
+                let tail = format!(" ORDER BY a.id LIMIT ${next} OFFSET ${}", next + 1);
+                pages.insert((job, status, stage), applications_to(&filters, &tail));
+            }
+        }
+        pages
     });
-    let filtered = usize::from(job_id.is_some());
-    let mut binds: Vec<i64> = [Some(company_id), job_id].into_iter().flatten().collect();
+    let shape = (
+        filter.job_id.is_some(),
+        filter.status,
+        filter.stage_id.is_some(),
+    );
+    let mut binds: Vec<i64> = [Some(company_id), filter.job_id, filter.stage_id]
+        .into_iter()
+        .flatten()
+        .collect();
     binds.extend([per_page as i64, ((page - 1) * per_page) as i64]);
-    let rows = db.fetch_rows(PAGES[filtered].as_str(), &binds).await?;
+    let rows = db.fetch_rows(PAGES[&shape].as_str(), &binds).await?;
     let empty_total = if rows.is_empty() && page > 1 {
         let mut applications =
             application::Entity::find().filter(application::Column::CompanyId.eq(company_id));
-        if let Some(job_id) = job_id {
+        if let Some(job_id) = filter.job_id {
             applications = applications.filter(application::Column::CareersJobId.eq(job_id));
+        }
+        if let Some(stage_id) = filter.stage_id {
+            applications = applications.filter(application::Column::CareersJobStageId.eq(stage_id));
+        }
+        if let Some(status) = filter.status {
+            applications = applications.filter(application::Column::Status.eq(status.as_str()));
         }
         applications.count(&**db).await?
     } else {
@@ -505,7 +569,12 @@ pub async fn apply(
 }
 
 /// The statuses of an application (CONTRACT §16).
-pub const STATUSES: [&str; 4] = ["active", "rejected", "hired", "withdrawn"];
+pub const STATUSES: [&str; 4] = [
+    ApplicationStatus::Active.as_str(),
+    ApplicationStatus::Rejected.as_str(),
+    ApplicationStatus::Hired.as_str(),
+    ApplicationStatus::Withdrawn.as_str(),
+];
 /// Why an application was rejected.
 pub const REJECTION_REASONS: [&str; 4] = ["not_a_fit", "position_filled", "no_response", "other"];
 
