@@ -20,6 +20,13 @@ enum CareersJobs {
     SearchCompany,
 }
 
+/// The folded text the application writes, one column a part.
+const SEARCH_COLUMNS: [CareersJobs; 3] = [
+    CareersJobs::SearchTitle,
+    CareersJobs::SearchBody,
+    CareersJobs::SearchCompany,
+];
+
 const SQLITE_UP: &[&str] = &[
     "CREATE VIRTUAL TABLE careers_jobs_fts USING fts5(search_title, search_body, search_company, \
      content='careers_jobs', content_rowid='id', tokenize='unicode61')",
@@ -66,11 +73,7 @@ impl MigrationTrait for Migration {
     }
 
     async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        for column in [
-            CareersJobs::SearchTitle,
-            CareersJobs::SearchBody,
-            CareersJobs::SearchCompany,
-        ] {
+        for column in SEARCH_COLUMNS {
             manager
                 .alter_table(
                     Table::alter()
@@ -128,11 +131,7 @@ impl MigrationTrait for Migration {
         for statement in statements {
             db.execute_unprepared(statement).await?;
         }
-        for column in [
-            CareersJobs::SearchTitle,
-            CareersJobs::SearchBody,
-            CareersJobs::SearchCompany,
-        ] {
+        for column in SEARCH_COLUMNS {
             manager
                 .alter_table(
                     Table::alter()
