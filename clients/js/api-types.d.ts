@@ -577,6 +577,58 @@ export interface paths {
         patch: operations["patch_org_user_careers_job_applications_id"];
         trace?: never;
     };
+    "/org-user/careers/job_applications/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an application's timeline */
+        get: operations["get_org_user_careers_job_applications_id_events"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/org-user/careers/job_applications/{id}/notes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the notes on an application */
+        get: operations["get_org_user_careers_job_applications_id_notes"];
+        put?: never;
+        /** Add a note on an application */
+        post: operations["post_org_user_careers_job_applications_id_notes"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/org-user/careers/job_applications/{id}/notes/{note_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete your note on an application */
+        delete: operations["delete_org_user_careers_job_applications_id_notes_note_id"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/org-user/careers/jobs": {
         parameters: {
             query?: never;
@@ -719,6 +771,59 @@ export interface paths {
         head?: never;
         /** Update an org profile of your company */
         patch: operations["patch_org_user_profiles_id"];
+        trace?: never;
+    };
+    "/org/webhook_endpoints": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List your company's webhook endpoints */
+        get: operations["get_org_webhook_endpoints"];
+        put?: never;
+        /** Add a webhook endpoint */
+        post: operations["post_org_webhook_endpoints"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/org/webhook_endpoints/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint */
+        delete: operations["delete_org_webhook_endpoints_id"];
+        options?: never;
+        head?: never;
+        /** Change a webhook endpoint or rotate its secret */
+        patch: operations["patch_org_webhook_endpoints_id"];
+        trace?: never;
+    };
+    "/org/webhook_endpoints/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List a webhook endpoint's deliveries */
+        get: operations["get_org_webhook_endpoints_id_deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/talent/careers/user_profile": {
@@ -908,6 +1013,17 @@ export interface components {
             /** @description `active`, `rejected` or `hired`, by the transitions. */
             status?: string | null;
         };
+        ApplicationEventList: {
+            careers_job_application_events: components["schemas"]["EventView"][];
+            meta: components["schemas"]["Meta"];
+        };
+        ApplicationNoteList: {
+            careers_job_application_notes: components["schemas"]["NoteView"][];
+            meta: components["schemas"]["Meta"];
+        };
+        ApplicationNoteOne: {
+            careers_job_application_notes: components["schemas"]["NoteView"];
+        };
         CandidateApplicationItem: components["schemas"]["ApplicationAttrs"] & {
             careers_job: components["schemas"]["JobBrief"];
         };
@@ -980,6 +1096,20 @@ export interface components {
             updated_at: string;
             website?: string | null;
         };
+        /** @description A delivery as the endpoint's company reads it. */
+        DeliveryView: {
+            /** Format: int32 */
+            attempts: number;
+            /** Format: date-time */
+            created_at: string;
+            event_type: string;
+            /** Format: int64 */
+            id: number;
+            /** Format: int32 */
+            last_status_code?: number | null;
+            /** @description `pending`, `delivered` or `failed`. */
+            status: string;
+        };
         /** @description `PATCH /identities/email_verifications/current`. */
         EmailVerificationForm: {
             /** @description The token of the verification message. */
@@ -994,6 +1124,10 @@ export interface components {
             email: string;
             /** @description When the e-mail was verified (RFC 3339); null until then. */
             verified_at?: string | null;
+        };
+        /** @description The changed application: the employer's list item (also the webhook events' `data`). */
+        EmployerApplicationChanged: {
+            careers_job_applications: components["schemas"]["EmployerApplicationItem"];
         };
         EmployerApplicationDetail: components["schemas"]["ApplicationAttrs"] & components["schemas"]["PipelineAttrs"] & {
             career_user_profile: components["schemas"]["ApplicantDetail"];
@@ -1016,6 +1150,32 @@ export interface components {
         EmployerJobView: components["schemas"]["JobView"] & {
             careers_job_stages: components["schemas"]["StageView"][];
         };
+        /** @description `POST /org/webhook_endpoints`, and `PATCH` (every field optional there). */
+        EndpointForm: {
+            /**
+             * @description A non-empty subset of `careers_job_application.created`,
+             *     `careers_job_application.stage_changed`, `careers_job_application.status_changed`,
+             *     `careers_job.status_changed`.
+             */
+            events?: string[] | null;
+            /** @description `PATCH` only: `true` makes a new secret, shown in this answer only. */
+            rotate_secret?: boolean | null;
+            /** @description `https://` (outside development and test), a globally reachable host. */
+            url?: string | null;
+        };
+        /**
+         * @description An endpoint as its company's owners and admins read it; `secret` only in the answer that
+         *     made it.
+         */
+        EndpointView: {
+            /** Format: date-time */
+            created_at: string;
+            events: string[];
+            /** Format: int64 */
+            id: number;
+            secret?: string | null;
+            url: string;
+        };
         /** @description The body of every error response (CONTRACT §4). */
         ErrorBody: {
             error: components["schemas"]["ErrorDetail"];
@@ -1029,6 +1189,20 @@ export interface components {
             } | null;
             /** @description A human-readable explanation; never internals. */
             message: string;
+        };
+        /** @description An event as the employer reads it. */
+        EventView: {
+            /** Format: date-time */
+            created_at: string;
+            /** @description The stage's name (`stage_changed`) or the status (`status_changed`) before; else null. */
+            from?: string | null;
+            /** Format: int64 */
+            id: number;
+            identities_user?: components["schemas"]["UserBrief"] | null;
+            /** @description `applied`, `stage_changed`, `status_changed` or `note_added`. */
+            kind: string;
+            /** @description The stage's name or the status after; else null. */
+            to?: string | null;
         };
         ExperienceItem: {
             _destroy?: boolean | null;
@@ -1231,6 +1405,23 @@ export interface components {
             /** @description `archived`, or `draft` to release a job the team archived. */
             status?: string | null;
         };
+        /** @description `POST /org-user/careers/job_applications/{id}/notes`. */
+        NoteForm: {
+            /** @description 1 to 5,000 characters. */
+            body?: string | null;
+            /** @description Null, `strong_no`, `no`, `yes` or `strong_yes`. */
+            rating?: string | null;
+        };
+        /** @description A note as the company's members read it, with its author. */
+        NoteView: {
+            body: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int64 */
+            id: number;
+            identities_user?: components["schemas"]["UserBrief"] | null;
+            rating?: string | null;
+        };
         OrgCompanyList: {
             meta: components["schemas"]["Meta"];
             org_companies: components["schemas"]["CompanyView"][];
@@ -1274,6 +1465,16 @@ export interface components {
             title: string;
             /** Format: date-time */
             updated_at: string;
+        };
+        OrgWebhookDeliveryList: {
+            meta: components["schemas"]["Meta"];
+            org_webhook_deliveries: components["schemas"]["DeliveryView"][];
+        };
+        OrgWebhookEndpointList: {
+            org_webhook_endpoints: components["schemas"]["EndpointView"][];
+        };
+        OrgWebhookEndpointOne: {
+            org_webhook_endpoints: components["schemas"]["EndpointView"];
         };
         /** @description One of the caller's own applications to a marketplace job. */
         OwnApplication: {
@@ -4691,13 +4892,13 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The changed application */
+            /** @description The changed application, as the list shows it */
             200: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["EmployerApplicationOne"];
+                    "application/json": components["schemas"]["EmployerApplicationChanged"];
                 };
             };
             /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
@@ -4765,6 +4966,319 @@ export interface operations {
             };
             /** @description `validation_failed`, with `fields` keyed by nested path */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_org_user_careers_job_applications_id_events: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 25). */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The application's id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The events, oldest first, with who did them */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationEventList"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_org_user_careers_job_applications_id_notes: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 25). */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description The application's id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The notes, newest first, with their authors */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationNoteList"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    post_org_user_careers_job_applications_id_notes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The application's id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NoteForm"];
+            };
+        };
+        responses: {
+            /** @description The note, with you as its author */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApplicationNoteOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_org_user_careers_job_applications_id_notes_note_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The application's id */
+                id: number;
+                /** @description The note's id */
+                note_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The note is deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6031,6 +6545,387 @@ export interface operations {
             };
             /** @description `validation_failed`, with `fields` keyed by nested path */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_org_webhook_endpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoints, oldest first (no secret) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgWebhookEndpointList"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    post_org_webhook_endpoints: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointForm"];
+            };
+        };
+        responses: {
+            /** @description The endpoint with its secret, shown once */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgWebhookEndpointOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `conflict`: uniqueness clash, a record no longer in the state the request needs, the last owner, a cap */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    delete_org_webhook_endpoints_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The endpoint and its deliveries are deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    patch_org_webhook_endpoints_id: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EndpointForm"];
+            };
+        };
+        responses: {
+            /** @description The endpoint; with the new secret after a rotation */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgWebhookEndpointOne"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `csrf_failed`, `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `payload_too_large`: body over 64 KiB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unsupported_media_type`: body is not application/json */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `validation_failed`, with `fields` keyed by nested path */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unavailable`: database or token store unreachable; on login and sign-up also hashing capacity exhausted, with Retry-After */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+        };
+    };
+    get_org_webhook_endpoints_id_deliveries: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1. */
+                page?: number;
+                /** @description Items per page, 1 to 100 (default 25). */
+                per_page?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Record id */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deliveries, newest first */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OrgWebhookDeliveryList"];
+                };
+            };
+            /** @description `malformed_request`: bad JSON, wrong JSON type, bad path or query parameter */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `unauthenticated`, `invalid_token`, `access_expired` or `session_ended` */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `forbidden` (area check or role), `email_unverified`, `company_suspended`; team area: `mfa_enrollment_required` */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorBody"];
+                };
+            };
+            /** @description `not_found`, or outside the caller's scope */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -109,6 +109,35 @@ pub fn spawn_job_closer(state: &AppState) {
     });
 }
 
+/// How often the webhook worker looks for due deliveries (CONTRACT §17: the first try within
+/// 10 s of the commit).
+const WEBHOOK_POLL: Duration = Duration::from_secs(1);
+
+/// Starts the process's webhook worker: a round every second, each starting the tries there
+/// is room for (`webhooks::Deliverer`); a failed round (the database down) is tried again.
+pub fn spawn_webhook_worker(state: &AppState) {
+    let state = state.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(WEBHOOK_POLL);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tick.tick().await;
+            if let Err(error) = state.webhooks.round(&state.db).await {
+                tracing::warn!(%error, "webhooks: round failed; retrying");
+                continue;
+            }
+            if crate::metrics::enabled() {
+                match crate::webhooks::pending(&state.db).await {
+                    Ok(pending) => {
+                        ::metrics::gauge!(crate::metrics::WEBHOOKS_PENDING).set(pending as f64);
+                    }
+                    Err(error) => tracing::warn!(%error, "webhooks: could not count pending"),
+                }
+            }
+        }
+    });
+}
+
 /// How often the mail worker looks for due work when nobody wakes it.
 const MAIL_POLL: Duration = Duration::from_secs(1);
 

@@ -278,6 +278,7 @@ async fn serve(config: Config) -> Result<(), String> {
     app::spawn_memory_sweeper(&state);
     app::spawn_mail_worker(&state);
     app::spawn_job_closer(&state);
+    app::spawn_webhook_worker(&state);
     let listener = tokio::net::TcpListener::bind(bind_addr)
         .await
         .map_err(|e| format!("cannot listen on {bind_addr}: {e}"))?;

@@ -119,6 +119,9 @@ pub struct Config {
     pub mfa: MfaConfig,
     /// `API_DOCS`: Swagger UI at `/docs` (CONTRACT §13); on by default in development.
     pub api_docs: bool,
+    /// `WEBHOOK_ALLOW_PRIVATE` (CONTRACT §17): webhook URLs may be `http://` and reach
+    /// addresses that are not globally reachable; development and test only (their default).
+    pub webhook_allow_private: bool,
     /// `METRICS_ADDR`: the Prometheus listener (CONTRACT §13); unset: no metrics.
     pub metrics_addr: Option<SocketAddr>,
     /// `ACCESS_TOKEN_LIFETIME` (development and test only): a shorter access-token lifetime in
@@ -291,6 +294,7 @@ impl Config {
             },
             mfa,
             api_docs: operations.api_docs,
+            webhook_allow_private: operations.webhook_allow_private,
             metrics_addr: operations.metrics_addr,
             access_token_seconds: operations.access_token_seconds,
         })
@@ -676,6 +680,7 @@ fn mfa(vars: &Vars, env: &AppEnv, signing_keys: &[SigningKey]) -> Result<MfaConf
 /// Operations (CONTRACT §13) and the browser tests' shortcut.
 struct Operations {
     api_docs: bool,
+    webhook_allow_private: bool,
     metrics_addr: Option<SocketAddr>,
     access_token_seconds: Option<i64>,
 }
@@ -696,8 +701,17 @@ impl Operations {
             }
             Some(_) => Some(vars.duration("ACCESS_TOKEN_LIFETIME", 0, "")?),
         };
+        let webhook_allow_private =
+            vars.on_off("WEBHOOK_ALLOW_PRIVATE", env.allows_test_shortcuts())?;
+        if webhook_allow_private && !env.allows_test_shortcuts() {
+            return fail(format!(
+                "WEBHOOK_ALLOW_PRIVATE=on is refused in APP_ENV={}: webhooks could reach internal services (development and test only)",
+                env.name()
+            ));
+        }
         Ok(Self {
             api_docs: vars.on_off("API_DOCS", env.is_development())?,
+            webhook_allow_private,
             metrics_addr,
             access_token_seconds,
         })

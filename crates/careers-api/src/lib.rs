@@ -28,3 +28,4 @@ pub mod state;
 pub mod throttle;
 pub mod timestamp;
 pub mod views;
+pub mod webhooks;

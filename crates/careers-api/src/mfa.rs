@@ -25,6 +25,7 @@ pub const RECOVERY_CODES: usize = 10;
 /// `MFA_ENCRYPTION_KEY`: the first key encrypts, every key decrypts, so that a key can be
 /// rotated (docs/OPERATIONS.md). Each use binds its ciphertexts to their owner through the
 /// associated data, so a ciphertext copied to another row does not open.
+#[derive(Clone)]
 pub struct SecretBox {
     keys: Vec<ChaCha20Poly1305>,
 }

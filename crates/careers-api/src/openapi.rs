@@ -73,6 +73,8 @@ pub fn router() -> OpenApiRouter<AppState> {
         .merge(areas::membership::routes())
         .merge(areas::org::routes())
         .merge(areas::company::routes())
+        .merge(areas::hiring::routes())
+        .merge(areas::webhooks::routes())
         .merge(areas::talent::routes())
         .merge(areas::candidate::routes())
         .merge(areas::marketplace::routes())

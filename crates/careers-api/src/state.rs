@@ -19,6 +19,7 @@ use crate::db;
 use crate::mail::{MailSettings, Mailer};
 use crate::mfa::SecretBox;
 use crate::password::Passwords;
+use crate::webhooks::{self, Deliverer, transport::Transport};
 
 /// The handlers' state: one shared [`Shared`], so that the clone axum makes for each request
 /// and extractor is one reference count, not one per part.
@@ -42,6 +43,8 @@ pub struct Shared {
     pub mail: Mailer,
     /// Seals and opens the admins' TOTP secrets.
     pub secrets: SecretBox,
+    /// The webhooks' transport and delivery worker (CONTRACT §17).
+    pub webhooks: Arc<Deliverer>,
     pub config: Config,
 }
 
@@ -91,31 +94,42 @@ impl AppState {
             outbox_dir: &config.mail.outbox_dir,
         })
         .map_err(StartupError::Mail)?;
-        let engine = SessionEngine::new(
-            TokenKeys::with_keys(&config.signing_keys),
-            store,
-            clock,
-            cookie_policy(&config),
-            OriginPolicy::new(config.cors_allowed_origins.clone()),
-            SessionPolicy {
-                sessions_per_identity: config.limits.sessions_per_identity,
-                access_seconds: config
-                    .access_token_seconds
-                    .unwrap_or(SessionPolicy::default().access_seconds),
-                ..SessionPolicy::default()
-            },
-        )
-        .with_idle_timeout(&USER, config.idle_timeouts.user)
-        .with_idle_timeout(&ADMIN, config.idle_timeouts.admin);
+        let engine = Arc::new(
+            SessionEngine::new(
+                TokenKeys::with_keys(&config.signing_keys),
+                store,
+                clock,
+                cookie_policy(&config),
+                OriginPolicy::new(config.cors_allowed_origins.clone()),
+                SessionPolicy {
+                    sessions_per_identity: config.limits.sessions_per_identity,
+                    access_seconds: config
+                        .access_token_seconds
+                        .unwrap_or(SessionPolicy::default().access_seconds),
+                    ..SessionPolicy::default()
+                },
+            )
+            .with_idle_timeout(&USER, config.idle_timeouts.user)
+            .with_idle_timeout(&ADMIN, config.idle_timeouts.admin),
+        );
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let db = db::Db::new(db);
+        let webhooks = {
+            let engine = Arc::clone(&engine);
+            Arc::new(Deliverer::new(
+                Transport::new(config.webhook_allow_private, webhooks::transport::TIMEOUT),
+                SecretBox::new(&config.mfa.keys),
+                move || chrono::DateTime::from_timestamp(engine.now(), 0).unwrap_or_default(),
+            ))
+        };
         Ok(Self(Arc::new(Shared {
             answers: Answers::for_db(&db, config.response_cache_bytes),
             db,
-            sessions: Arc::new(engine),
+            sessions: engine,
             passwords: Passwords::new(cores),
             mail,
             secrets: SecretBox::new(&config.mfa.keys),
+            webhooks,
             config,
         })))
     }

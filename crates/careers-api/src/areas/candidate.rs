@@ -68,7 +68,14 @@ async fn apply(
     Form(form): Form<JobApplicationForm>,
 ) -> Result<(StatusCode, Json<CandidateApplicationOne>), ApiError> {
     form.validate()?;
-    let item = job_application::apply(&state.db, ctx.profile.id, form, state.now()).await?;
+    let item = job_application::apply(
+        &state.db,
+        &(&ctx.user).into(),
+        ctx.profile.id,
+        form,
+        state.now(),
+    )
+    .await?;
     Ok((
         StatusCode::CREATED,
         Json(CandidateApplicationOne {
@@ -97,7 +104,15 @@ async fn withdraw_application(
     Path(id): Path<i64>,
     Form(form): Form<WithdrawalForm>,
 ) -> Result<Json<CandidateApplicationOne>, ApiError> {
-    let item = job_application::withdraw(&state.db, ctx.profile.id, id, form, state.now()).await?;
+    let item = job_application::withdraw(
+        &state.db,
+        &(&ctx.user).into(),
+        ctx.profile.id,
+        id,
+        form,
+        state.now(),
+    )
+    .await?;
     Ok(Json(CandidateApplicationOne {
         careers_job_applications: item,
     }))

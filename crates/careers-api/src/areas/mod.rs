@@ -6,6 +6,7 @@ pub mod admin_totp;
 pub mod candidate;
 pub mod company;
 pub mod health;
+pub mod hiring;
 pub mod identities;
 pub mod marketplace;
 pub mod membership;
@@ -13,6 +14,7 @@ pub mod org;
 pub mod sessions;
 pub mod talent;
 pub mod team;
+pub mod webhooks;
 
 use std::marker::PhantomData;
 

@@ -17,14 +17,14 @@ use crate::error::responses::{
 use crate::extract::{Json as Form, Path, Query};
 use crate::models::careers::job::{self, JobForm, JobStatus};
 use crate::models::careers::job_application::{
-    self, ApplicationChangeForm, ApplicationFilter, ApplicationStatus,
+    self, ApplicationChangeForm, ApplicationFilter, ApplicationStatus, Changer, DecisionNotice,
 };
 use crate::models::org::Scope;
 use crate::models::org::user_profile::{self, OrgUserProfileForm, OrgUserProfileView};
 use crate::state::AppState;
 use crate::views::{
-    CareersJobList, EmployerApplicationList, EmployerApplicationOne, EmployerJobOne,
-    OrgUserProfileList, OrgUserProfileOne,
+    CareersJobList, EmployerApplicationChanged, EmployerApplicationList, EmployerApplicationOne,
+    EmployerJobOne, OrgUserProfileList, OrgUserProfileOne,
 };
 use crate::views::{Json, JsonBytes, Meta, PageParams, json_bytes};
 
@@ -371,7 +371,7 @@ async fn show_application(
     params(("id" = i64, Path, description = "Record id")),
     request_body = ApplicationChangeForm,
     responses(
-        (status = 200, description = "The changed application", body = EmployerApplicationOne),
+        (status = 200, description = "The changed application, as the list shows it", body = EmployerApplicationChanged),
         FormErrors, UnsafeAreaErrors, NotFound, Conflict, Unavailable
     ),
     security(("user_session" = [], "csrf_token" = []))
@@ -381,12 +381,20 @@ async fn update_application(
     State(state): State<AppState>,
     Path(id): Path<i64>,
     Form(form): Form<ApplicationChangeForm>,
-) -> Result<Json<EmployerApplicationOne>, ApiError> {
+) -> Result<Json<EmployerApplicationChanged>, ApiError> {
     form.validate()?;
-    let detail =
-        job_application::change_application(&state.db, ctx.company_id, id, form, state.now())
-            .await?;
-    Ok(Json(EmployerApplicationOne {
-        careers_job_applications: detail,
+    let changer = Changer {
+        company_id: ctx.company_id,
+        user_id: ctx.member.user_id,
+        notice: DecisionNotice {
+            secrets: &state.secrets,
+        },
+    };
+    let item =
+        job_application::change_application(&state.db, &changer, id, form, state.now()).await?;
+    // A decision's message to the candidate may be waiting in the outbox.
+    state.mail.wake();
+    Ok(Json(EmployerApplicationChanged {
+        careers_job_applications: item,
     }))
 }

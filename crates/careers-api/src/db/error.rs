@@ -63,3 +63,11 @@ pub fn unique_violation(error: &DbErr) -> bool {
         Some(sea_orm::SqlErr::UniqueConstraintViolation(_))
     )
 }
+
+/// Whether `error` is a foreign key's refusal (a row referred to is gone, or still referred to).
+pub fn foreign_key_violation(error: &DbErr) -> bool {
+    matches!(
+        error.sql_err(),
+        Some(sea_orm::SqlErr::ForeignKeyConstraintViolation(_))
+    )
+}

@@ -12,7 +12,7 @@ use sea_orm::{
 use sea_orm_migration::MigratorTrait;
 
 pub use crate::hot_row;
-pub use error::{DataError, unique_violation};
+pub use error::{DataError, foreign_key_violation, unique_violation};
 pub use hot::{Columns, Db, DecodeError, FromRow, HotRow, HotValue, Rows};
 pub use migrations::Migrator;
 

@@ -7,6 +7,8 @@ use crate::models::careers::job::{EmployerJobView, JobView, MarketplaceJobView};
 use crate::models::careers::job_application::{
     CandidateApplicationItem, EmployerApplicationDetail, EmployerApplicationItem,
 };
+use crate::models::careers::job_application_event::EventView;
+use crate::models::careers::job_application_note::NoteView;
 use crate::models::careers::user_profile::TalentProfileView;
 use crate::models::identities::email_verification::EmailVerificationView;
 use crate::models::identities::session::SessionView;
@@ -14,6 +16,7 @@ use crate::models::identities::user::UserView;
 use crate::models::org::company::{CompanyView, PublicCompanyView};
 use crate::models::org::invitation::InvitationView;
 use crate::models::org::user_profile::OrgUserProfileView;
+use crate::models::org::webhook_endpoint::{DeliveryView, EndpointView};
 
 /// `meta` of a list (CONTRACT §5).
 #[derive(Debug, Clone, Copy, Serialize, utoipa::ToSchema)]
@@ -135,3 +138,27 @@ envelope!(MarketplaceJobOne {
 });
 
 envelope!(MarketplaceJobList { careers_jobs: Vec<MarketplaceJobView>, meta });
+
+/// The changed application: the employer's list item (also the webhook events' `data`).
+#[derive(Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct EmployerApplicationChanged {
+    pub careers_job_applications: EmployerApplicationItem<'static>,
+}
+
+envelope!(ApplicationNoteOne {
+    careers_job_application_notes: NoteView
+});
+
+envelope!(ApplicationNoteList { careers_job_application_notes: Vec<NoteView>, meta });
+
+envelope!(ApplicationEventList { careers_job_application_events: Vec<EventView>, meta });
+
+envelope!(OrgWebhookEndpointOne {
+    org_webhook_endpoints: EndpointView
+});
+
+envelope!(OrgWebhookEndpointList {
+    org_webhook_endpoints: Vec<EndpointView>
+});
+
+envelope!(OrgWebhookDeliveryList { org_webhook_deliveries: Vec<DeliveryView>, meta });

@@ -198,6 +198,11 @@ impl TestApp {
         careers_api::app::spawn_mail_worker(&self.state);
     }
 
+    /// Starts the webhook delivery worker, as `serve` does.
+    pub fn start_webhook_worker(&self) {
+        careers_api::app::spawn_webhook_worker(&self.state);
+    }
+
     /// SQL statements run through the application's connection so far.
     pub fn statements(&self) -> u64 {
         self.statements.load(Ordering::SeqCst)

@@ -344,6 +344,7 @@ fn the_lower_modules_import_nothing_above_them() {
         ("contexts", &[][..]),
         ("mfa", &[][..]),
         ("mail", &["db", "metrics", "mfa"][..]),
+        ("webhooks", &["metrics", "mfa"][..]),
         ("metrics", &[][..]),
         ("audit", &[][..]),
         ("demo", &[][..]),

@@ -30,9 +30,15 @@ fn may_become(from: &str, to: &str) -> bool {
     )
 }
 
-/// The employer's view of an application.
+/// The employer's list item of an application: the shape a `PATCH` answers with.
 async fn read(app: &TestApp, boss: &Creds, id: i64) -> Value {
-    ok(get(app, boss, &employer_path(id)).await).await["careers_job_applications"].clone()
+    let list = ok(get(app, boss, "/org-user/careers/job_applications?per_page=100").await).await;
+    let items = list["careers_job_applications"].as_array().unwrap();
+    items
+        .iter()
+        .find(|item| item["id"] == id)
+        .expect("the application is listed")
+        .clone()
 }
 
 /// The ids of a job's stages in order.

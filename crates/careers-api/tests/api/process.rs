@@ -124,6 +124,7 @@ async fn spawn_server(
     file: std::path::PathBuf,
     port: u16,
 ) -> Server {
+    careers_api::webhooks::transport::install_crypto_provider();
     let child = Command::new(BIN)
         .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
         .arg("serve")

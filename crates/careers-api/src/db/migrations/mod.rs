@@ -13,6 +13,7 @@ mod m20261128_000010_job_search;
 mod m20261128_000011_search_filters;
 mod m20261128_000012_job_stages;
 mod m20261128_000013_application_pipeline;
+mod m20261128_000014_pipeline_activity;
 
 use sea_orm_migration::prelude::*;
 
@@ -44,6 +45,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000011_search_filters::Migration),
             Box::new(m20261128_000012_job_stages::Migration),
             Box::new(m20261128_000013_application_pipeline::Migration),
+            Box::new(m20261128_000014_pipeline_activity::Migration),
         ]
     }
 }

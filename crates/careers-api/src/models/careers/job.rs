@@ -23,6 +23,7 @@ pub use super::vocabulary::{EMPLOYMENT_TYPES, SALARY_INTERVALS, WORKPLACE_TYPES,
 use crate::db::{DataError, write_transaction};
 use crate::forms::{self, Errors, IdRef, Invalid};
 use crate::models::org::company::{CompanyBrief, entity as company};
+use crate::webhooks::{self, EventType};
 
 /// A job's lifecycle (CONTRACT §15).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, utoipa::ToSchema)]
@@ -700,9 +701,11 @@ pub async fn update_job(
         }
     }
     let stages = form.careers_job_stages.take();
+    let before = current.status;
     let attrs = current.apply(form);
     attrs.check(now)?;
     let published_at = existing.published_at;
+    let status_changed = attrs.status != before;
     let mut model: job::ActiveModel = existing.into();
     attrs.write(&mut model, published_at, now);
     model.update(&txn).await?;
@@ -710,8 +713,23 @@ pub async fn update_job(
         job_stage::write_stages(&txn, id, Some(items), now).await?;
     }
     let view = employer_view(&txn, id, now).await?;
+    if status_changed {
+        status_changed_hook(&txn, company_id, &view.job, now).await?;
+    }
     txn.commit().await?;
     Ok(view)
+}
+
+/// Stores the `careers_job.status_changed` webhook event of `job` (its snapshot, with its
+/// company) on `conn`, the change's transaction.
+async fn status_changed_hook<C: ConnectionTrait>(
+    conn: &C,
+    company_id: i64,
+    job: &JobView,
+    now: DateTime<Utc>,
+) -> Result<(), DataError> {
+    webhooks::record(conn, company_id, EventType::JobStatusChanged, job, now).await?;
+    Ok(())
 }
 
 /// Takes job `id`'s row lock for the rest of the caller's transaction: the employer's edits and
@@ -760,27 +778,40 @@ pub async fn moderate(
             ));
         }
     };
+    let company_id = existing.company_id;
+    let before = JobStatus::effective(&existing.status, existing.valid_through, now);
     let mut model: job::ActiveModel = existing.into();
     model.status = Set(status.as_str().to_owned());
     model.moderated_at = Set(moderated_at);
     model.updated_at = Set(now);
     model.update(&txn).await?;
     let view = job_view(&txn, id, now).await?;
+    if before != status {
+        status_changed_hook(&txn, company_id, &view, now).await?;
+    }
     txn.commit().await?;
     Ok((view, action))
 }
 
 /// Stores `closed` for the open jobs whose `valid_through` has come (they read closed already):
 /// the number closed. The server runs it at least every 60 s (CONTRACT §15).
+/// Each closed job's `careers_job.status_changed` webhook event is stored in the same
+/// transaction.
 pub async fn close_expired(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<u64, DataError> {
-    Ok(job::Entity::update_many()
+    let txn = write_transaction(db).await?;
+    let closed = job::Entity::update_many()
         .col_expr(job::Column::Status, Expr::value(JobStatus::Closed.as_str()))
         .col_expr(job::Column::UpdatedAt, Expr::value(now))
         .filter(job::Column::Status.eq(JobStatus::Open.as_str()))
         .filter(job::Column::ValidThrough.lte(now))
-        .exec(db)
-        .await?
-        .rows_affected)
+        .exec_with_returning(&txn)
+        .await?;
+    for job in &closed {
+        let view = job_view(&txn, job.id, now).await?;
+        status_changed_hook(&txn, job.company_id, &view, now).await?;
+    }
+    txn.commit().await?;
+    Ok(closed.len() as u64)
 }
 
 /// An open job of a company that is not suspended, with the viewer's own applications to it.

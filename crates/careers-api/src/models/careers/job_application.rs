@@ -19,8 +19,10 @@ use self::entity as application;
 use super::briefs::JobBrief;
 use super::experience::{self, ExperienceItem};
 use super::job::entity as job;
+use super::job_application_event::{self, EventKind, NewEvent};
 use super::user_profile::{ProfileChildren, children_of};
-use crate::db::{DataError, Db, Rows, hot_row, page_of, unique_violation};
+use crate::db::{DataError, Db, Rows, foreign_key_violation, hot_row, page_of, unique_violation};
+use crate::webhooks::{self, EventType};
 
 use crate::forms::{Errors, IdRef, Invalid};
 use crate::models::identities::user::UserBrief;
@@ -231,6 +233,17 @@ impl<'r> ApplicantRow<'r> {
         }
     }
 
+    fn item(&self) -> EmployerApplicationItem<'r> {
+        EmployerApplicationItem {
+            application: self.application(),
+            pipeline: self.pipeline(),
+            career_user_profile: ApplicantBrief {
+                id: self.profile_id,
+                identities_user: self.user(),
+            },
+        }
+    }
+
     fn user(&self) -> UserBrief<'r> {
         UserBrief {
             id: self.user_id,
@@ -257,17 +270,7 @@ impl ApplicantRows {
         let total = rows
             .first()
             .map_or(self.empty_total, |row| row.total as u64);
-        let items = rows
-            .into_iter()
-            .map(|r| EmployerApplicationItem {
-                application: r.application(),
-                pipeline: r.pipeline(),
-                career_user_profile: ApplicantBrief {
-                    id: r.profile_id,
-                    identities_user: r.user(),
-                },
-            })
-            .collect();
+        let items = rows.iter().map(ApplicantRow::item).collect();
         Ok((items, total))
     }
 }
@@ -507,6 +510,7 @@ pub async fn first_stage<C: sea_orm::ConnectionTrait>(
 /// transaction: a failure (already applied, say) leaves neither.
 pub async fn apply(
     db: &DatabaseConnection,
+    user: &UserBrief<'static>,
     own_profile_id: i64,
     form: JobApplicationForm,
     now: DateTime<Utc>,
@@ -558,6 +562,17 @@ pub async fn apply(
             e.into()
         }
     })?;
+    let applied = NewEvent::new(EventKind::Applied, user.id);
+    job_application_event::record(&txn, created.id, vec![applied], now).await?;
+    let snapshot = EmployerApplicationItem::of(&created, user);
+    webhooks::record(
+        &txn,
+        created.company_id,
+        EventType::ApplicationCreated,
+        &snapshot,
+        now,
+    )
+    .await?;
     let item = applications_of(own_profile_id)
         .filter(application::Column::Id.eq(created.id))
         .into_model::<CandidateRow>()
@@ -636,52 +651,156 @@ pub struct WithdrawalForm {
     pub status: Option<String>,
 }
 
+/// Who tells the candidate of a decision, and what seals the message in the outbox.
+pub struct DecisionNotice<'a> {
+    pub secrets: &'a crate::mfa::SecretBox,
+}
+
+/// How long the message of a decision may wait for the mail server.
+const DECISION_MAIL_DAYS: i64 = 7;
+
+impl DecisionNotice<'_> {
+    /// Queues the candidate's message of application `id` becoming `status` (`rejected` or
+    /// `hired`) on `conn` (the change's transaction). The rejection's reason stays inside the
+    /// company (CONTRACT §16).
+    async fn enqueue(
+        &self,
+        conn: &impl sea_orm::ConnectionTrait,
+        id: i64,
+        status: &str,
+        now: DateTime<Utc>,
+    ) -> Result<(), DataError> {
+        use crate::models::careers::user_profile::entity as profile;
+        use crate::models::identities::user::entity as user;
+        let (email, first_name): (String, String) = application::Entity::find_by_id(id)
+            .select_only()
+            .column(user::Column::Email)
+            .column(user::Column::FirstName)
+            .join(
+                JoinType::InnerJoin,
+                application::Relation::UserProfile.def(),
+            )
+            .join(JoinType::InnerJoin, profile::Relation::IdentitiesUser.def())
+            .into_tuple()
+            .one(conn)
+            .await?
+            .ok_or(DataError::Inconsistent)?;
+        let (title, company_name): (String, String) = application::Entity::find_by_id(id)
+            .select_only()
+            .column(job::Column::Title)
+            .column(company::Column::Name)
+            .join(JoinType::InnerJoin, application::Relation::Job.def())
+            .join(JoinType::InnerJoin, job::Relation::Company.def())
+            .into_tuple()
+            .one(conn)
+            .await?
+            .ok_or(DataError::Inconsistent)?;
+        let (subject, text) = if status == "hired" {
+            (
+                format!("{company_name}: your application for {title}"),
+                format!(
+                    "Hello {first_name},\n\n{company_name} has decided to hire you for the \
+                     position {title}. Congratulations! They will be in touch about the next \
+                     steps.\n"
+                ),
+            )
+        } else {
+            (
+                format!("{company_name}: your application for {title}"),
+                format!(
+                    "Hello {first_name},\n\nthank you for applying for {title} at \
+                     {company_name}. After careful consideration they have decided not to \
+                     move forward with your application.\n\nWe wish you every success in your \
+                     search.\n"
+                ),
+            )
+        };
+        let mail = crate::mail::NewMail {
+            recipient: email,
+            subject,
+            body: text,
+            not_after: now + chrono::Duration::days(DECISION_MAIL_DAYS),
+        };
+        crate::mail::enqueue(conn, self.secrets, mail, now).await?;
+        Ok(())
+    }
+}
+
+/// The member who changes an application, and how the candidate hears of a decision.
+pub struct Changer<'a> {
+    pub company_id: i64,
+    pub user_id: i64,
+    pub notice: DecisionNotice<'a>,
+}
+
 /// The employer's change of an application of its company: judged on the stored application,
 /// written only if its `lock_version` is still the one the form names (a conditional update: a
-/// change that lost the race is 409 and writes nothing). A change that changes nothing writes
-/// nothing and keeps the version.
+/// change that lost the race is 409 and writes nothing), with its events, its webhook events
+/// and the candidate's message of a decision in the same transaction. A change that changes
+/// nothing writes nothing and keeps the version. A stage move is three statements (the
+/// application, the two stages' names, the update) plus its event and webhook rows.
 pub async fn change_application(
     db: &Db,
-    company_id: i64,
+    changer: &Changer<'_>,
     id: i64,
     form: ApplicationChangeForm,
     now: DateTime<Utc>,
-) -> Result<EmployerApplicationDetail, DataError> {
+) -> Result<EmployerApplicationItem<'static>, DataError> {
     use super::job_stage::entity as stage;
     let conflict = || DataError::Conflict("someone else changed this application first".into());
-    let txn = crate::db::write_transaction(db).await?;
-    let current = application::Entity::find_by_id(id)
-        .filter(application::Column::CompanyId.eq(company_id))
-        .one(&txn)
-        .await?
+    static SQL: LazyLock<String> = LazyLock::new(|| applications_to(" AND a.id = $2", ""));
+    let rows = db
+        .fetch_rows(SQL.as_str(), &[changer.company_id, id])
+        .await?;
+    let mut item = rows
+        .decode::<ApplicantRow>()?
+        .first()
+        .map(|row| row.item().into_owned())
         .ok_or(DataError::NotFound)?;
-    if form.lock_version != Some(current.lock_version) {
+    let current = (
+        item.application.status.to_string(),
+        item.pipeline.careers_job_stage.map(|s| s.id),
+        item.pipeline.rejection_reason.clone(),
+    );
+    if form.lock_version != Some(item.pipeline.lock_version) {
         return Err(conflict());
     }
     let mut errors = Errors::default();
-    let mut stage_id = current.careers_job_stage_id;
-    if let Some(wanted) = IdRef::id_of(&form.careers_job_stage) {
-        let of_job = stage::Entity::find_by_id(wanted)
-            .filter(stage::Column::CareersJobId.eq(current.careers_job_id))
-            .one(&txn)
-            .await?;
-        match of_job {
+    let mut stage_id = current.1;
+    // The names of the stages left and entered, for the event.
+    let mut stage_names: Option<(String, String)> = None;
+    if let Some(wanted) = IdRef::id_of(&form.careers_job_stage)
+        && Some(wanted) != current.1
+    {
+        let names: HashMap<i64, String> = stage::Entity::find()
+            .filter(stage::Column::Id.is_in([Some(wanted), current.1].into_iter().flatten()))
+            .filter(stage::Column::CareersJobId.eq(item.pipeline.careers_job.id))
+            .select_only()
+            .column(stage::Column::Id)
+            .column(stage::Column::Name)
+            .into_tuple::<(i64, String)>()
+            .all(&**db)
+            .await?
+            .into_iter()
+            .collect();
+        match names.get(&wanted) {
             None => errors.add("careers_job_stage.id", "is not a stage of this job"),
-            Some(_) if current.status != STATUS_ACTIVE && Some(wanted) != stage_id => errors.add(
+            Some(_) if current.0 != STATUS_ACTIVE => errors.add(
                 "careers_job_stage.id",
                 "an application moves between stages only while active",
             ),
-            Some(s) => stage_id = Some(s.id),
+            Some(to) => {
+                let from = current.1.and_then(|s| names.get(&s)).cloned();
+                stage_names = Some((from.unwrap_or_default(), to.clone()));
+                stage_id = Some(wanted);
+            }
         }
     }
-    let status = form
-        .status
-        .clone()
-        .unwrap_or_else(|| current.status.clone());
-    if status != current.status && !employer_may_change(&current.status, &status) {
+    let status = form.status.clone().unwrap_or_else(|| current.0.clone());
+    if status != current.0 && !employer_may_change(&current.0, &status) {
         errors.add(
             "status",
-            format!("an {} application cannot become {status}", current.status),
+            format!("an {} application cannot become {status}", current.0),
         );
     }
     // A reason only with `rejected`, and one is needed to become rejected; reopening clears it.
@@ -689,41 +808,38 @@ pub async fn change_application(
     if form.rejection_reason.is_some() && !rejected {
         errors.add("rejection_reason", "is given only with the status rejected");
     }
-    if rejected && current.status != "rejected" && form.rejection_reason.is_none() {
+    if rejected && current.0 != "rejected" && form.rejection_reason.is_none() {
         errors.add("rejection_reason", "is required to reject");
     }
     let reason = if rejected {
-        form.rejection_reason
-            .clone()
-            .or(current.rejection_reason.clone())
+        form.rejection_reason.clone().or(current.2.clone())
     } else {
         None
     };
     errors.finish()?;
-    let status_changed = status != current.status;
-    if !status_changed
-        && stage_id == current.careers_job_stage_id
-        && reason == current.rejection_reason
-    {
-        txn.commit().await?;
-        return employer_application(db, company_id, id)
-            .await?
-            .ok_or(DataError::NotFound);
+    let status_changed = status != current.0;
+    if !status_changed && stage_id == current.1 && reason == current.2 {
+        return Ok(item);
     }
+    let status_changed_at = if status_changed {
+        now
+    } else {
+        item.application.status_changed_at
+    };
+    let txn = crate::db::write_transaction(db).await?;
     let changed = application::Entity::update_many()
-        .col_expr(application::Column::Status, Expr::value(status))
+        .col_expr(application::Column::Status, Expr::value(status.clone()))
         .col_expr(
             application::Column::CareersJobStageId,
             Expr::value(stage_id),
         )
-        .col_expr(application::Column::RejectionReason, Expr::value(reason))
+        .col_expr(
+            application::Column::RejectionReason,
+            Expr::value(reason.clone()),
+        )
         .col_expr(
             application::Column::StatusChangedAt,
-            Expr::value(if status_changed {
-                now
-            } else {
-                current.status_changed_at
-            }),
+            Expr::value(status_changed_at),
         )
         .col_expr(application::Column::UpdatedAt, Expr::value(now))
         .col_expr(
@@ -731,22 +847,66 @@ pub async fn change_application(
             Expr::col(application::Column::LockVersion).add(1),
         )
         .filter(application::Column::Id.eq(id))
-        .filter(application::Column::LockVersion.eq(current.lock_version))
+        .filter(application::Column::LockVersion.eq(item.pipeline.lock_version))
         .exec(&txn)
-        .await?;
+        .await
+        .map_err(|e| {
+            // The stage was destroyed since it was read: its job's edit came first.
+            if foreign_key_violation(&e) {
+                DataError::invalid("careers_job_stage.id", "is not a stage of this job")
+            } else {
+                e.into()
+            }
+        })?;
     if changed.rows_affected != 1 {
         return Err(conflict());
     }
+    item.application.status = status.clone().into();
+    item.application.status_changed_at = status_changed_at;
+    item.application.updated_at = now;
+    item.pipeline.rejection_reason = reason;
+    item.pipeline.lock_version += 1;
+    item.pipeline.careers_job_stage = stage_id.map(|id| IdOnly { id });
+    let mut events = Vec::new();
+    let mut hooks = Vec::new();
+    if let Some((from, to)) = &stage_names {
+        events.push(NewEvent::change(
+            EventKind::StageChanged,
+            changer.user_id,
+            from,
+            to,
+        ));
+        hooks.push(EventType::ApplicationStageChanged);
+    }
+    if status_changed {
+        events.push(NewEvent::change(
+            EventKind::StatusChanged,
+            changer.user_id,
+            &current.0,
+            &status,
+        ));
+        hooks.push(EventType::ApplicationStatusChanged);
+    }
+    job_application_event::record(&txn, id, events, now).await?;
+    for hook in hooks {
+        webhooks::record(&txn, changer.company_id, hook, &item, now).await?;
+    }
+    if status_changed
+        && matches!(status.as_str(), "rejected" | "hired")
+        && form.notify_candidate != Some(false)
+    {
+        changer.notice.enqueue(&txn, id, &status, now).await?;
+    }
     txn.commit().await?;
-    employer_application(db, company_id, id)
-        .await?
-        .ok_or(DataError::NotFound)
+    Ok(item)
 }
 
 /// The candidate's withdrawal of their own application, from `active` only (a conditional
-/// update: an employer's change that came first wins, and the withdrawal is then 422).
+/// update: an employer's change that came first wins, and the withdrawal is then 422), with
+/// its event and webhook event in the same transaction.
 pub async fn withdraw(
     db: &DatabaseConnection,
+    applicant: &UserBrief<'static>,
     own_profile_id: i64,
     id: i64,
     form: WithdrawalForm,
@@ -782,6 +942,29 @@ pub async fn withdraw(
             format!("a {} application cannot be withdrawn", exists.status),
         ));
     }
+    let withdrawn = application::Model {
+        status: "withdrawn".into(),
+        status_changed_at: now,
+        updated_at: now,
+        lock_version: exists.lock_version + 1,
+        ..exists
+    };
+    let event = NewEvent::change(
+        EventKind::StatusChanged,
+        applicant.id,
+        STATUS_ACTIVE,
+        "withdrawn",
+    );
+    job_application_event::record(&txn, id, vec![event], now).await?;
+    let snapshot = EmployerApplicationItem::of(&withdrawn, applicant);
+    webhooks::record(
+        &txn,
+        withdrawn.company_id,
+        EventType::ApplicationStatusChanged,
+        &snapshot,
+        now,
+    )
+    .await?;
     let item = applications_of(own_profile_id)
         .filter(application::Column::Id.eq(id))
         .into_model::<CandidateRow>()
@@ -790,4 +973,33 @@ pub async fn withdraw(
         .ok_or(DataError::Inconsistent)?;
     txn.commit().await?;
     Ok(item.into())
+}
+
+impl EmployerApplicationItem<'static> {
+    /// The employer's list item of `application`, whose applicant is `applicant` (the webhook
+    /// events' snapshot).
+    pub fn of(application: &application::Model, applicant: &UserBrief<'static>) -> Self {
+        Self {
+            application: application.into(),
+            pipeline: application.into(),
+            career_user_profile: ApplicantBrief {
+                id: application.careers_user_profile_id,
+                identities_user: applicant.clone(),
+            },
+        }
+    }
+}
+
+impl EmployerApplicationItem<'_> {
+    /// The same item with its text owned.
+    pub fn into_owned(self) -> EmployerApplicationItem<'static> {
+        EmployerApplicationItem {
+            application: self.application.into_owned(),
+            pipeline: self.pipeline,
+            career_user_profile: ApplicantBrief {
+                id: self.career_user_profile.id,
+                identities_user: self.career_user_profile.identities_user.into_owned(),
+            },
+        }
+    }
 }

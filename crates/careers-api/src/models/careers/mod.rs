@@ -9,6 +9,8 @@ pub mod certificate;
 pub mod experience;
 pub mod job;
 pub mod job_application;
+pub mod job_application_event;
+pub mod job_application_note;
 pub mod job_posting;
 pub mod job_stage;
 pub mod nested;

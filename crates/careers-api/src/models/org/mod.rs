@@ -5,6 +5,7 @@ pub mod company;
 pub mod invitation;
 pub mod member;
 pub mod user_profile;
+pub mod webhook_endpoint;
 
 use serde::{Deserialize, Serialize};
 

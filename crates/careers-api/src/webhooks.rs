@@ -1,0 +1,452 @@
+//! Webhooks (CONTRACT §17, the Standard Webhooks specification): a company's endpoints, the
+//! events stored for them in the transaction of the change, and the worker that delivers them.
+//!
+//! [`record`] writes one delivery row per subscribed endpoint, with the body as it is at the
+//! commit, in one `INSERT … SELECT`. The [`Deliverer`] (one per process, started by
+//! `app::spawn_webhook_worker`) takes due deliveries every second, leases them with one
+//! conditional update (so that instances sharing a database never try one delivery at once),
+//! and sends each in a task of its own: at most [`PER_ENDPOINT`] at a time for one endpoint and
+//! [`MAX_IN_FLIGHT`] in all, so a receiver that hangs holds up only its own deliveries, and
+//! never an API request (which only inserts rows). A 2xx answer within 15 s delivers it; any
+//! other outcome is tried again after 10 s, each wait doubling up to an hour, until 24 hours
+//! after the event, when it is marked `failed` and counted. A delivery recorded `delivered` is
+//! never tried again; one whose try was cut short by a restart is tried again when its lease
+//! ends. Deliveries of a suspended company wait until it is unsuspended.
+//!
+//! The signing secrets are sealed with the `MFA_ENCRYPTION_KEY` ring (bound to their company)
+//! and opened only to sign; nothing of a secret, a body or a URL is logged.
+
+pub mod delivery;
+pub mod endpoint;
+pub mod transport;
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Duration, SecondsFormat, Utc};
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, LikeExpr, Query};
+use sea_orm::{
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
+    QueryFilter, QueryOrder, QuerySelect,
+};
+use serde::Serialize;
+
+use self::transport::{Outcome, Transport};
+use crate::mfa::SecretBox;
+
+/// The first retry's wait; each further one doubles, up to [`MAX_BACKOFF_SECONDS`].
+pub const FIRST_BACKOFF_SECONDS: i64 = 10;
+pub const MAX_BACKOFF_SECONDS: i64 = 60 * 60;
+/// How long after its event a delivery is given up.
+pub const GIVE_UP_AFTER_HOURS: i64 = 24;
+/// How long a try keeps other rounds and instances off its delivery: more than a try's
+/// 15 s, so that only a stopped process leaves one to its lease.
+const LEASE_SECONDS: i64 = 60;
+/// Tries of one endpoint at a time, in one process.
+pub const PER_ENDPOINT: usize = 4;
+/// Tries at a time, in one process.
+pub const MAX_IN_FLIGHT: usize = 64;
+
+/// The events a webhook endpoint may subscribe to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EventType {
+    ApplicationCreated,
+    ApplicationStageChanged,
+    ApplicationStatusChanged,
+    JobStatusChanged,
+}
+
+impl EventType {
+    pub const ALL: [Self; 4] = [
+        Self::ApplicationCreated,
+        Self::ApplicationStageChanged,
+        Self::ApplicationStatusChanged,
+        Self::JobStatusChanged,
+    ];
+
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::ApplicationCreated => "careers_job_application.created",
+            Self::ApplicationStageChanged => "careers_job_application.stage_changed",
+            Self::ApplicationStatusChanged => "careers_job_application.status_changed",
+            Self::JobStatusChanged => "careers_job.status_changed",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|t| t.as_str() == name)
+    }
+}
+
+/// The associated data a company's secret is sealed with, so that it opens for no other.
+fn secret_aad(company_id: i64) -> Vec<u8> {
+    format!("careers-api/webhook-secret/v1/{company_id}").into_bytes()
+}
+
+/// A new signing secret: `whsec_` and the base64 of 32 random bytes.
+pub fn new_secret() -> String {
+    use base64::Engine;
+    let mut bytes = [0u8; 32];
+    getrandom::fill(&mut bytes).expect("operating system random number generator failed");
+    format!(
+        "whsec_{}",
+        base64::engine::general_purpose::STANDARD.encode(bytes)
+    )
+}
+
+/// `secret` sealed for storage, bound to `company_id`.
+pub fn seal_secret(secrets: &SecretBox, company_id: i64, secret: &str) -> String {
+    secrets.seal_with(&secret_aad(company_id), secret.as_bytes())
+}
+
+fn open_secret(secrets: &SecretBox, company_id: i64, sealed: &str) -> Option<String> {
+    let (bytes, _) = secrets.open_with(&secret_aad(company_id), sealed)?;
+    String::from_utf8(bytes).ok()
+}
+
+/// The endpoints' `events` column: each type between commas.
+pub fn events_column(types: &[EventType]) -> String {
+    let mut column = String::from(",");
+    for t in types {
+        column.push_str(t.as_str());
+        column.push(',');
+    }
+    column
+}
+
+/// The types of an `events` column.
+pub fn events_of(column: &str) -> Vec<String> {
+    column
+        .split(',')
+        .filter(|t| !t.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A new message id (`webhook-id`): `msg_` and 128 random bits.
+fn new_message_id() -> String {
+    use base64::Engine;
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("operating system random number generator failed");
+    format!(
+        "msg_{}",
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+    )
+}
+
+/// Stores event `event` of `company_id` with `data` (its snapshot at the commit) for every
+/// endpoint of the company subscribed to it, due now, on `conn` (the change's transaction):
+/// one statement, whatever the number of endpoints.
+pub async fn record(
+    conn: &impl ConnectionTrait,
+    company_id: i64,
+    event: EventType,
+    data: &impl Serialize,
+    now: DateTime<Utc>,
+) -> Result<(), DbErr> {
+    #[derive(Serialize)]
+    struct Body<'a, D> {
+        r#type: &'a str,
+        timestamp: String,
+        data: &'a D,
+    }
+    let body = serde_json::to_string(&Body {
+        r#type: event.as_str(),
+        timestamp: now.to_rfc3339_opts(SecondsFormat::Secs, true),
+        data,
+    })
+    .map_err(|e| DbErr::Custom(e.to_string()))?;
+    let subscribed =
+        LikeExpr::new(format!("%,{},%", event.as_str().replace('_', "\\_"))).escape('\\');
+    let rows = Query::select()
+        .column(endpoint::Column::Id)
+        .expr(Expr::val(event.as_str()))
+        .expr(Expr::val(new_message_id()))
+        .expr(Expr::val(body))
+        .expr(Expr::val("pending"))
+        .expr(Expr::val(0))
+        .expr(Expr::val(now))
+        .expr(Expr::val(now))
+        .expr(Expr::val(now))
+        .from(endpoint::Entity)
+        .and_where(endpoint::Column::CompanyId.eq(company_id))
+        .and_where(Expr::col(endpoint::Column::Events).like(subscribed))
+        .to_owned();
+    let insert = Query::insert()
+        .into_table(delivery::Entity)
+        .columns([
+            delivery::Column::OrgWebhookEndpointId,
+            delivery::Column::EventType,
+            delivery::Column::MessageId,
+            delivery::Column::Payload,
+            delivery::Column::Status,
+            delivery::Column::Attempts,
+            delivery::Column::NextAttemptAt,
+            delivery::Column::CreatedAt,
+            delivery::Column::UpdatedAt,
+        ])
+        .select_from(rows)
+        .map_err(|e| DbErr::Custom(e.to_string()))?
+        .to_owned();
+    conn.execute(&insert).await?;
+    Ok(())
+}
+
+/// The wait before try `attempts + 1`, after `attempts` failed ones.
+pub fn backoff_seconds(attempts: i32) -> i64 {
+    let doublings = attempts.saturating_sub(1).clamp(0, 20) as u32;
+    Ord::min(FIRST_BACKOFF_SECONDS << doublings, MAX_BACKOFF_SECONDS)
+}
+
+/// How many deliveries wait (the `careers_webhook_deliveries_pending` gauge).
+pub async fn pending(db: &DatabaseConnection) -> Result<u64, DbErr> {
+    delivery::Entity::find()
+        .filter(delivery::Column::Status.eq("pending"))
+        .count(db)
+        .await
+}
+
+/// The process's delivery worker: the transport, the clock, and the tries in flight.
+pub struct Deliverer {
+    transport: Transport,
+    secrets: SecretBox,
+    clock: Box<dyn Fn() -> DateTime<Utc> + Send + Sync>,
+    /// Tries in flight, by endpoint.
+    in_flight: Mutex<HashMap<i64, usize>>,
+}
+
+/// A try's end, however it ends: its endpoint's count goes down.
+struct InFlight {
+    deliverer: Arc<Deliverer>,
+    endpoint_id: i64,
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        let mut in_flight = self.deliverer.in_flight.lock().expect("not poisoned");
+        if let Some(count) = in_flight.get_mut(&self.endpoint_id) {
+            *count -= 1;
+            if *count == 0 {
+                in_flight.remove(&self.endpoint_id);
+            }
+        }
+    }
+}
+
+impl Deliverer {
+    pub fn new(
+        transport: Transport,
+        secrets: SecretBox,
+        clock: impl Fn() -> DateTime<Utc> + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            transport,
+            secrets,
+            clock: Box::new(clock),
+            in_flight: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn transport(&self) -> &Transport {
+        &self.transport
+    }
+
+    /// One round: takes the due deliveries there is room for and starts a try of each.
+    /// Returns how many it started.
+    pub async fn round(self: &Arc<Self>, db: &DatabaseConnection) -> Result<usize, DbErr> {
+        // The companies' table is the models'; this module names only what it reads of it.
+        let companies = Alias::new("org_companies");
+        let now = (self.clock)();
+        let (full, room) = {
+            let in_flight = self.in_flight.lock().expect("not poisoned");
+            let full: Vec<i64> = in_flight
+                .iter()
+                .filter(|(_, count)| **count >= PER_ENDPOINT)
+                .map(|(id, _)| *id)
+                .collect();
+            (full, MAX_IN_FLIGHT.saturating_sub(in_flight.values().sum()))
+        };
+        if room == 0 {
+            return Ok(0);
+        }
+        let active_endpoints = Query::select()
+            .column((endpoint::Entity, endpoint::Column::Id))
+            .from(endpoint::Entity)
+            .inner_join(
+                companies.clone(),
+                Expr::col((companies.clone(), Alias::new("id")))
+                    .equals((endpoint::Entity, endpoint::Column::CompanyId)),
+            )
+            .and_where(Expr::col((companies, Alias::new("suspended_at"))).is_null())
+            .to_owned();
+        let due = delivery::Entity::find()
+            .select_only()
+            .column(delivery::Column::Id)
+            .column(delivery::Column::OrgWebhookEndpointId)
+            .filter(delivery::Column::Status.eq("pending"))
+            .filter(delivery::Column::NextAttemptAt.lte(now))
+            .filter(delivery::Column::OrgWebhookEndpointId.is_not_in(full))
+            .filter(delivery::Column::OrgWebhookEndpointId.in_subquery(active_endpoints))
+            .order_by_asc(delivery::Column::NextAttemptAt)
+            .order_by_asc(delivery::Column::Id)
+            .limit((room * 4) as u64)
+            .into_tuple::<(i64, i64)>()
+            .all(db)
+            .await?;
+        // Within the room, at most PER_ENDPOINT of one endpoint.
+        let mut picked = Vec::new();
+        {
+            let in_flight = self.in_flight.lock().expect("not poisoned");
+            let mut counts: HashMap<i64, usize> = HashMap::new();
+            for (id, endpoint_id) in due {
+                let count = counts
+                    .entry(endpoint_id)
+                    .or_insert_with(|| in_flight.get(&endpoint_id).copied().unwrap_or(0));
+                if *count < PER_ENDPOINT && picked.len() < room {
+                    *count += 1;
+                    picked.push(id);
+                }
+            }
+        }
+        if picked.is_empty() {
+            return Ok(0);
+        }
+        // The lease: only the rows still pending and due are this round's.
+        let leased = delivery::Entity::update_many()
+            .col_expr(
+                delivery::Column::NextAttemptAt,
+                Expr::value(now + Duration::seconds(LEASE_SECONDS)),
+            )
+            .filter(delivery::Column::Id.is_in(picked))
+            .filter(delivery::Column::Status.eq("pending"))
+            .filter(delivery::Column::NextAttemptAt.lte(now))
+            .exec_with_returning(db)
+            .await?;
+        let started = leased.len();
+        for row in leased {
+            let guard = {
+                let mut in_flight = self.in_flight.lock().expect("not poisoned");
+                *in_flight.entry(row.org_webhook_endpoint_id).or_insert(0) += 1;
+                InFlight {
+                    deliverer: Arc::clone(self),
+                    endpoint_id: row.org_webhook_endpoint_id,
+                }
+            };
+            let db = db.clone();
+            let deliverer = Arc::clone(self);
+            tokio::spawn(async move {
+                let id = row.id;
+                if let Err(error) = deliverer.try_once(&db, row).await {
+                    tracing::warn!(delivery_id = id, %error, "webhook: could not record a try; its lease will end");
+                }
+                drop(guard);
+            });
+        }
+        Ok(started)
+    }
+
+    /// One try of `row`, and its outcome recorded.
+    async fn try_once(&self, db: &DatabaseConnection, row: delivery::Model) -> Result<(), DbErr> {
+        let secrets = &self.secrets;
+        let Some(endpoint) = endpoint::Entity::find_by_id(row.org_webhook_endpoint_id)
+            .one(db)
+            .await?
+        else {
+            return Ok(()); // deleted meanwhile, with its deliveries
+        };
+        let now = (self.clock)();
+        let mut keys = Vec::with_capacity(2);
+        keys.extend(open_secret(secrets, endpoint.company_id, &endpoint.secret));
+        if let (Some(previous), Some(until)) =
+            (&endpoint.previous_secret, endpoint.previous_secret_until)
+            && until > now
+        {
+            keys.extend(open_secret(secrets, endpoint.company_id, previous));
+        }
+        let outcome = if keys.is_empty() {
+            Outcome::NoAnswer("the secret does not open with MFA_ENCRYPTION_KEY".into())
+        } else {
+            let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+            self.transport
+                .send(
+                    &endpoint.url,
+                    &row.message_id,
+                    now.timestamp(),
+                    &row.payload,
+                    &keys,
+                )
+                .await
+        };
+        let attempts = row.attempts + 1;
+        let done = (self.clock)();
+        let code = match &outcome {
+            Outcome::Delivered(code) | Outcome::Answered(code) => Some(i32::from(*code)),
+            Outcome::NoAnswer(_) => None,
+        };
+        let mut update = delivery::Entity::update_many()
+            .col_expr(delivery::Column::Attempts, Expr::value(attempts))
+            .col_expr(delivery::Column::LastStatusCode, Expr::value(code))
+            .col_expr(delivery::Column::UpdatedAt, Expr::value(done))
+            .filter(delivery::Column::Id.eq(row.id))
+            .filter(delivery::Column::Status.eq("pending"));
+        let given_up = done >= row.created_at + Duration::hours(GIVE_UP_AFTER_HOURS);
+        match &outcome {
+            Outcome::Delivered(_) => {
+                update = update.col_expr(delivery::Column::Status, Expr::value("delivered"));
+                tracing::info!(delivery_id = row.id, attempts, "webhook: delivered");
+            }
+            failure if given_up => {
+                update = update.col_expr(delivery::Column::Status, Expr::value("failed"));
+                ::metrics::counter!(crate::metrics::WEBHOOK_FAILURES).increment(1);
+                tracing::warn!(delivery_id = row.id, attempts, outcome = ?failure, "webhook: failed for 24 hours; given up");
+            }
+            failure => {
+                let wait = backoff_seconds(attempts);
+                update = update.col_expr(
+                    delivery::Column::NextAttemptAt,
+                    Expr::value(done + Duration::seconds(wait)),
+                );
+                tracing::info!(delivery_id = row.id, attempts, retry_in_seconds = wait, outcome = ?failure, "webhook: try failed");
+            }
+        }
+        update.exec(db).await?;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn retries_start_at_10_s_and_double_up_to_an_hour() {
+        let waits: Vec<i64> = (1..=11).map(backoff_seconds).collect();
+        assert_eq!(
+            waits,
+            [10, 20, 40, 80, 160, 320, 640, 1280, 2560, 3600, 3600]
+        );
+        assert_eq!(backoff_seconds(1000), 3600);
+    }
+
+    #[test]
+    fn event_types_round_trip_through_the_column() {
+        let column = events_column(&EventType::ALL);
+        let names = events_of(&column);
+        assert_eq!(names.len(), 4);
+        for name in names {
+            assert!(EventType::parse(&name).is_some());
+        }
+    }
+
+    #[test]
+    fn a_secret_is_whsec_and_32_bytes() {
+        use base64::Engine;
+        let secret = new_secret();
+        let encoded = secret.strip_prefix("whsec_").unwrap();
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(encoded)
+            .unwrap();
+        assert_eq!(bytes.len(), 32);
+        assert!(standardwebhooks::Webhook::new(&secret).is_ok());
+    }
+}
