@@ -113,20 +113,25 @@ pub fn spawn_job_closer(state: &AppState) {
 /// 10 s of the commit).
 const WEBHOOK_POLL: Duration = Duration::from_secs(1);
 
-/// Starts the process's webhook worker: a round every second, each starting the tries there
-/// is room for (`webhooks::Deliverer`); a failed round (the database down) is tried again.
+/// Starts the process's webhook worker: a round every second and whenever a try ends, each
+/// starting the tries there is room for (`webhooks::Deliverer`); a failed round (the database
+/// down) is tried again.
 pub fn spawn_webhook_worker(state: &AppState) {
     let state = state.clone();
     tokio::spawn(async move {
-        let mut tick = tokio::time::interval(WEBHOOK_POLL);
-        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut counted = tokio::time::Instant::now();
         loop {
-            tick.tick().await;
+            tokio::select! {
+                () = tokio::time::sleep(WEBHOOK_POLL) => {}
+                () = state.webhooks.woken() => {}
+            }
             if let Err(error) = state.webhooks.round(&state.db).await {
                 tracing::warn!(%error, "webhooks: round failed; retrying");
                 continue;
             }
-            if crate::metrics::enabled() {
+            // The gauge at most once a poll: rounds follow every try's end.
+            if crate::metrics::enabled() && counted.elapsed() >= WEBHOOK_POLL {
+                counted = tokio::time::Instant::now();
                 match crate::webhooks::pending(&state.db).await {
                     Ok(pending) => {
                         ::metrics::gauge!(crate::metrics::WEBHOOKS_PENDING).set(pending as f64);

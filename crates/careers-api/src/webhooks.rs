@@ -3,7 +3,8 @@
 //!
 //! [`record`] writes one delivery row per subscribed endpoint, with the body as it is at the
 //! commit, in one `INSERT … SELECT`. The [`Deliverer`] (one per process, started by
-//! `app::spawn_webhook_worker`) takes due deliveries every second, leases them with one
+//! `app::spawn_webhook_worker`) takes due deliveries every second and whenever a try ends, leases
+//! them with one
 //! conditional update (so that instances sharing a database never try one delivery at once),
 //! and sends each in a task of its own: at most [`PER_ENDPOINT`] at a time for one endpoint and
 //! [`MAX_IN_FLIGHT`] in all, so a receiver that hangs holds up only its own deliveries, and
@@ -213,6 +214,8 @@ pub struct Deliverer {
     clock: Box<dyn Fn() -> DateTime<Utc> + Send + Sync>,
     /// Tries in flight, by endpoint.
     in_flight: Mutex<HashMap<i64, usize>>,
+    /// Rung when a try ends: its room can take the next due delivery at once.
+    wake: tokio::sync::Notify,
 }
 
 /// A try's end, however it ends: its endpoint's count goes down.
@@ -230,6 +233,7 @@ impl Drop for InFlight {
                 in_flight.remove(&self.endpoint_id);
             }
         }
+        self.deliverer.wake.notify_one();
     }
 }
 
@@ -244,7 +248,13 @@ impl Deliverer {
             secrets,
             clock: Box::new(clock),
             in_flight: Mutex::new(HashMap::new()),
+            wake: tokio::sync::Notify::new(),
         }
+    }
+
+    /// Waits until a try ends (or returns at once if one ended since the last call).
+    pub async fn woken(&self) {
+        self.wake.notified().await;
     }
 
     pub fn transport(&self) -> &Transport {

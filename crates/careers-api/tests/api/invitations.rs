@@ -66,7 +66,7 @@ async fn spawn_with_sink(backend: Backend, sink: &SmtpSink, extra: &[(&str, &str
 }
 
 /// The first message to `address` whose text contains `needle` (waits up to 10 seconds).
-async fn message_to(sink: &SmtpSink, address: &str, needle: &str) -> Received {
+pub(crate) async fn message_to(sink: &SmtpSink, address: &str, needle: &str) -> Received {
     let envelope = format!("<{address}>");
     let deadline = Instant::now() + Duration::from_secs(10);
     loop {
@@ -87,7 +87,7 @@ async fn message_to(sink: &SmtpSink, address: &str, needle: &str) -> Received {
 }
 
 /// The URL-safe token that follows `marker` in `text`.
-fn token_after(text: &str, marker: &str) -> String {
+pub(crate) fn token_after(text: &str, marker: &str) -> String {
     let start = text
         .find(marker)
         .unwrap_or_else(|| panic!("{marker} in {text}"))

@@ -24,6 +24,35 @@ async fn measure(app: &TestApp, creds: &Creds, path: &str) -> (u64, Value) {
 }
 
 backend_tests! {
+    /// A stage move costs three statements of its own (CONTRACT issue 46's budget: at most
+    /// three plus the event): the application with its applicant (the answer is built from it),
+    /// the two stages' names, the conditional update; then the event's insert and the webhook
+    /// deliveries' `INSERT … SELECT` (one each, whatever the number of endpoints), in one
+    /// transaction. The employer's area check is the one statement every employer request runs.
+    async fn a_stage_move_costs_three_statements_plus_its_event(backend) {
+        let app = TestApp::spawn(backend).await;
+        let acme = company(&app, "Acme").await;
+        let (_, boss) = employer(&app, "boss@acme.example", acme).await;
+        let job_id = job(&app, acme, "Rust engineer", true).await;
+        let (_, profile_id, _) = candidate(&app, "cara@example.com").await;
+        let id = application(&app, job_id, profile_id).await;
+        let stage = scalar(&app, &format!("SELECT id FROM careers_job_stages             WHERE careers_job_id = {job_id} AND position = 2")).await;
+        let form = serde_json::json!({"lock_version": 0, "careers_job_stage": {"id": stage.parse::<i64>().unwrap()}});
+        let start = app.sql_statements().len();
+        let moved = ok(patch(&app, &boss, &format!("/org-user/careers/job_applications/{id}"), &form).await).await;
+        assert_eq!(moved["careers_job_applications"]["lock_version"], 1, "{moved}");
+        let statements: Vec<String> = app.sql_statements()[start..]
+            .iter()
+            .filter(|sql| !matches!(sql.trim().to_uppercase().as_str(), "BEGIN" | "BEGIN IMMEDIATE" | "COMMIT" | "ROLLBACK"))
+            .cloned()
+            .collect();
+        // The area check, then the move's own.
+        let own = &statements[1..];
+        let inserts = own.iter().filter(|sql| sql.trim_start().to_uppercase().starts_with("INSERT")).count();
+        assert_eq!(inserts, 2, "the event and the webhook rows: {own:#?}");
+        assert_eq!(own.len() - inserts, 3, "a stage move's own statements: {own:#?}");
+    }
+
     /// The authenticated GET of one's own user runs exactly one statement: the session's user,
     /// loaded by the area's extractor, is the record the handler answers with, so nothing is read
     /// twice. (The body's shape is `shapes::identities_user_is_bare_with_exactly_the_user_fields`.)

@@ -170,6 +170,49 @@ backend_tests! {
         assert!([json!({"id": stages[1]}), json!({"id": stages[2]})].contains(&after["careers_job_stage"]));
     }
 
+    /// A stage destroyed while applications are moved into it (issue 46's fault): in every
+    /// round exactly one side wins. Either the move lands and the destroy is 422 on the stage's
+    /// `id` (it holds an application), or the destroy lands and the move is 422 on
+    /// `careers_job_stage.id` (read, or refused by the foreign key, after the stage was gone).
+    async fn a_stage_destroyed_while_an_application_moves_into_it_has_one_winner(backend) {
+        let app = TestApp::spawn(backend).await;
+        let (boss, _, job_id, id) = applied(&app).await;
+        let path = employer_path(id);
+        let job_path = format!("/org-user/careers/jobs/{job_id}");
+        for round in 0..8 {
+            // A fresh stage to fight over, and the application back in the first one.
+            let added = ok(patch(&app, &boss, &job_path, &json!({"careers_job_stages": [
+                {"name": format!("Contested {round}"), "position": 100 + round}]})).await).await;
+            let stages = &added["careers_jobs"]["careers_job_stages"];
+            let contested = items(stages).iter()
+                .find(|s| s["name"] == format!("Contested {round}")).unwrap()["id"].as_i64().unwrap();
+            let version = read(&app, &boss, id).await["lock_version"].as_i64().unwrap();
+            let move_in = json!({"lock_version": version, "careers_job_stage": {"id": contested}});
+            let destroy = json!({"careers_job_stages": [{"id": contested, "_destroy": true}]});
+            let (moved, destroyed) = tokio::join!(patch(&app, &boss, &path, &move_in),
+                                                  patch(&app, &boss, &job_path, &destroy));
+            let (moved_status, destroyed_status) = (moved.status(), destroyed.status());
+            let remains = count(&app, &format!("SELECT COUNT(*) FROM careers_job_stages WHERE id = {contested}")).await;
+            let holds = count(&app, &format!("SELECT COUNT(*) FROM careers_job_applications \
+                                              WHERE id = {id} AND careers_job_stage_id = {contested}")).await;
+            match (moved_status, destroyed_status) {
+                (StatusCode::OK, StatusCode::UNPROCESSABLE_ENTITY) => {
+                    expect_fields(destroyed, &["careers_job_stages[0].id"]).await;
+                    assert_eq!((remains, holds), (1, 1), "round {round}: the move won");
+                    // Back to the first stage for the next round.
+                    let first = stage_ids(&app, &boss, job_id).await[0];
+                    ok(patch(&app, &boss, &path, &json!({"lock_version": version + 1,
+                        "careers_job_stage": {"id": first}})).await).await;
+                }
+                (StatusCode::UNPROCESSABLE_ENTITY, StatusCode::OK) => {
+                    expect_fields(moved, &["careers_job_stage.id"]).await;
+                    assert_eq!((remains, holds), (0, 0), "round {round}: the destroy won");
+                }
+                other => panic!("round {round}: {other:?}"),
+            }
+        }
+    }
+
     async fn stage_moves_stay_within_the_job_and_only_while_active(backend) {
         let app = TestApp::spawn(backend).await;
         let (boss, _, job_id, id) = applied(&app).await;

@@ -798,6 +798,15 @@ pub async fn moderate(
 /// Each closed job's `careers_job.status_changed` webhook event is stored in the same
 /// transaction.
 pub async fn close_expired(db: &DatabaseConnection, now: DateTime<Utc>) -> Result<u64, DataError> {
+    // Most rounds find nothing: a read, and no write transaction.
+    let expired = job::Entity::find()
+        .filter(job::Column::Status.eq(JobStatus::Open.as_str()))
+        .filter(job::Column::ValidThrough.lte(now))
+        .count(db)
+        .await?;
+    if expired == 0 {
+        return Ok(0);
+    }
     let txn = write_transaction(db).await?;
     let closed = job::Entity::update_many()
         .col_expr(job::Column::Status, Expr::value(JobStatus::Closed.as_str()))
