@@ -176,8 +176,19 @@ pub async fn write_stages<C: ConnectionTrait>(
         }
     }
     errors.finish()?;
-    for (_, gone) in destroyed {
-        gone.delete(conn).await?;
+    for (index, gone) in destroyed {
+        // An application moved in since the check above: the foreign key refuses the delete
+        // once that move commits, and the same 422 follows (the move won).
+        gone.delete(conn).await.map_err(|e| {
+            if crate::db::foreign_key_violation(&e) {
+                DataError::invalid(
+                    format!("{KEY}[{index}].id"),
+                    "holds applications: move them to another stage first",
+                )
+            } else {
+                e.into()
+            }
+        })?;
     }
     for planned in plan {
         match planned.existing {
