@@ -471,3 +471,19 @@ pub fn ids(value: &Value) -> Vec<i64> {
         .map(|item| item["id"].as_i64().unwrap_or_else(|| panic!("id: {item}")))
         .collect()
 }
+
+/// The employer's list item of application `id`: the shape a `PATCH` of it answers with.
+pub async fn application_item(app: &TestApp, boss: &Creds, id: i64) -> Value {
+    let list = ok(get(app, boss, "/org-user/careers/job_applications?per_page=100").await).await;
+    items(&list["careers_job_applications"])
+        .iter()
+        .find(|item| item["id"] == id)
+        .unwrap_or_else(|| panic!("application {id} is listed: {list}"))
+        .clone()
+}
+
+/// The ids of a job's stages, in order.
+pub async fn stage_ids(app: &TestApp, boss: &Creds, job_id: i64) -> Vec<i64> {
+    let job = ok(get(app, boss, &format!("/org-user/careers/jobs/{job_id}")).await).await;
+    ids(&job["careers_jobs"]["careers_job_stages"])
+}

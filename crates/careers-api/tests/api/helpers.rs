@@ -128,26 +128,7 @@ impl TestApp {
         // Production, staging and QA refuse to start without these: give them stand-ins (no
         // test of those environments sends mail; `ADMIN_MFA` keeps their default, required).
         if matches!(env["APP_ENV"].as_str(), "production" | "staging" | "qa") {
-            for (key, value) in [
-                ("SMTP_URL", "smtp://127.0.0.1:9"),
-                ("MAIL_FROM", "no-reply@example.com"),
-                (
-                    "PASSWORD_RESET_URL",
-                    "https://app.example.com/reset?token={token}",
-                ),
-                (
-                    "EMAIL_VERIFICATION_URL",
-                    "https://app.example.com/verify?token={token}",
-                ),
-                (
-                    "INVITATION_URL",
-                    "https://app.example.com/invitations?token={token}",
-                ),
-                (
-                    "MFA_ENCRYPTION_KEY",
-                    "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
-                ),
-            ] {
+            for (key, value) in PRODUCTION_STAND_INS {
                 env.entry(key.into()).or_insert_with(|| value.into());
             }
         }
@@ -555,3 +536,26 @@ pub fn code_at(secret: &str, time: i64) -> String {
     )
     .generate(time as u64)
 }
+
+/// What production, staging and QA refuse to start without, as stand-ins (no test of those
+/// environments sends mail; `ADMIN_MFA` keeps their default, required).
+pub const PRODUCTION_STAND_INS: [(&str, &str); 6] = [
+    ("SMTP_URL", "smtp://127.0.0.1:9"),
+    ("MAIL_FROM", "no-reply@example.com"),
+    (
+        "PASSWORD_RESET_URL",
+        "https://app.example.com/reset?token={token}",
+    ),
+    (
+        "EMAIL_VERIFICATION_URL",
+        "https://app.example.com/verify?token={token}",
+    ),
+    (
+        "INVITATION_URL",
+        "https://app.example.com/invitations?token={token}",
+    ),
+    (
+        "MFA_ENCRYPTION_KEY",
+        "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
+    ),
+];

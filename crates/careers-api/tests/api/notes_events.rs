@@ -14,19 +14,11 @@ use crate::backend_tests;
 use crate::data_layer::scalar;
 use crate::fixtures::*;
 use crate::helpers::*;
+use crate::shapes::CANDIDATE_APPLICATION_KEYS;
 use crate::smtp_sink::SmtpSink;
 
 const NOTE_KEYS: [&str; 5] = ["body", "created_at", "id", "identities_user", "rating"];
 const EVENT_KEYS: [&str; 6] = ["created_at", "from", "id", "identities_user", "kind", "to"];
-const CANDIDATE_ITEM_KEYS: [&str; 7] = [
-    "careers_job",
-    "cover_letter",
-    "created_at",
-    "id",
-    "status",
-    "status_changed_at",
-    "updated_at",
-];
 const NOTES_TABLE: &str = "SELECT COUNT(*) FROM careers_job_application_notes";
 const EVENTS_TABLE: &str = "SELECT COUNT(*) FROM careers_job_application_events";
 
@@ -49,29 +41,6 @@ fn events_path(id: i64) -> String {
 /// `identities_user` as the views carry it.
 fn brief(id: i64, first_name: &str, last_name: &str) -> Value {
     json!({"id": id, "first_name": first_name, "last_name": last_name})
-}
-
-/// The employer's list item of an application (where its `lock_version` is read).
-async fn read(app: &TestApp, boss: &Creds, id: i64) -> Value {
-    let list = ok(get(app, boss, "/org-user/careers/job_applications?per_page=100").await).await;
-    list["careers_job_applications"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|item| item["id"] == id)
-        .expect("the application is listed")
-        .clone()
-}
-
-/// The ids of a job's stages in order.
-async fn stage_ids(app: &TestApp, boss: &Creds, job_id: i64) -> Vec<i64> {
-    let job = ok(get(app, boss, &format!("/org-user/careers/jobs/{job_id}")).await).await;
-    job["careers_jobs"]["careers_job_stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_i64().unwrap())
-        .collect()
 }
 
 /// Posts a note and returns the created note (asserting 201).
@@ -239,13 +208,13 @@ backend_tests! {
     async fn notes_do_not_change_the_applications_lock_version(backend) {
         let app = TestApp::spawn(backend).await;
         let (_, _, boss, _, _, id) = applied(&app).await;
-        assert_eq!(read(&app, &boss, id).await["lock_version"], 0);
+        assert_eq!(application_item(&app, &boss, id).await["lock_version"], 0);
         let note = add_note(&app, &boss, id, &json!({"body": "First call went well.", "rating": "yes"})).await;
         add_note(&app, &boss, id, &json!({"body": "Second thoughts."})).await;
-        assert_eq!(read(&app, &boss, id).await["lock_version"], 0, "after two notes");
+        assert_eq!(application_item(&app, &boss, id).await["lock_version"], 0, "after two notes");
         let response = delete(&app, &boss, &note_path(id, note["id"].as_i64().unwrap())).await;
         assert_eq!(response.status(), StatusCode::NO_CONTENT);
-        assert_eq!(read(&app, &boss, id).await["lock_version"], 0, "after a deletion");
+        assert_eq!(application_item(&app, &boss, id).await["lock_version"], 0, "after a deletion");
         // The version a recruiter read before the notes is still good.
         let form = json!({"lock_version": 0, "status": "hired", "notify_candidate": false});
         let body = ok(patch(&app, &boss, &employer_path(id), &form).await).await;
@@ -356,7 +325,7 @@ backend_tests! {
         ok(patch(&app, &boss, &path, &same).await).await;
         assert_eq!(events_of(&app, id).await, 1, "only the first move is on the timeline");
         assert_eq!(count(&app, EVENTS_TABLE).await, 1);
-        let after = read(&app, &boss, id).await;
+        let after = application_item(&app, &boss, id).await;
         assert_eq!((after["careers_job_stage"].clone(), after["status"].clone(), after["lock_version"].clone()),
                    (json!({"id": stages[1]}), json!("active"), json!(1)));
     }
@@ -395,7 +364,7 @@ backend_tests! {
         let body: Value = serde_json::from_str(&raw).unwrap();
         let list = items(&body["careers_job_applications"]);
         assert_eq!(list.len(), 1, "{body}");
-        assert_eq!(keys(&list[0]), CANDIDATE_ITEM_KEYS, "no stage, reason, notes or events");
+        assert_eq!(keys(&list[0]), CANDIDATE_APPLICATION_KEYS, "no stage, reason, notes or events");
         for hidden in [secret, "strong_no", "note_added", "stage_changed", "Interview"] {
             assert!(!raw.contains(hidden), "{hidden} in {raw}");
         }

@@ -30,28 +30,6 @@ fn may_become(from: &str, to: &str) -> bool {
     )
 }
 
-/// The employer's list item of an application: the shape a `PATCH` answers with.
-async fn read(app: &TestApp, boss: &Creds, id: i64) -> Value {
-    let list = ok(get(app, boss, "/org-user/careers/job_applications?per_page=100").await).await;
-    let items = list["careers_job_applications"].as_array().unwrap();
-    items
-        .iter()
-        .find(|item| item["id"] == id)
-        .expect("the application is listed")
-        .clone()
-}
-
-/// The ids of a job's stages in order.
-async fn stage_ids(app: &TestApp, boss: &Creds, job_id: i64) -> Vec<i64> {
-    let job = ok(get(app, boss, &format!("/org-user/careers/jobs/{job_id}")).await).await;
-    job["careers_jobs"]["careers_job_stages"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|s| s["id"].as_i64().unwrap())
-        .collect()
-}
-
 /// A company with an employer, an open job and a candidate's active application to it:
 /// (employer, candidate, job id, application id).
 async fn applied(app: &TestApp) -> (Creds, Creds, i64, i64) {
@@ -113,7 +91,7 @@ backend_tests! {
         expect_fields(patch(&app, &boss, &path, &json!({"lock_version": 0, "status": "paused"})).await,
                       &["status"]).await;
         expect_fields(patch(&app, &boss, &path, &json!({"status": "hired"})).await, &["lock_version"]).await;
-        let before = read(&app, &boss, id).await;
+        let before = application_item(&app, &boss, id).await;
         assert_eq!(before["lock_version"], 0, "refused forms change nothing");
 
         let form = json!({"lock_version": 0, "status": "rejected", "rejection_reason": "position_filled"});
@@ -121,7 +99,7 @@ backend_tests! {
         assert_eq!(rejected["status"], "rejected");
         assert_eq!(rejected["rejection_reason"], "position_filled");
         assert_eq!(rejected["lock_version"], 1);
-        assert_eq!(rejected, read(&app, &boss, id).await, "the answer is what is stored");
+        assert_eq!(rejected, application_item(&app, &boss, id).await, "the answer is what is stored");
         let reopened = ok(patch(&app, &boss, &path, &json!({"lock_version": 1, "status": "active"})).await).await;
         let reopened = &reopened["careers_job_applications"];
         assert_eq!(reopened["status"], "active");
@@ -138,13 +116,13 @@ backend_tests! {
         assert_eq!(moved["careers_job_applications"]["careers_job_stage"], json!({"id": stages[1]}));
         assert_eq!(moved["careers_job_applications"]["lock_version"], 1);
         assert_eq!(moved["careers_job_applications"]["status_changed_at"],
-                   read(&app, &boss, id).await["created_at"], "a move is no status change");
+                   application_item(&app, &boss, id).await["created_at"], "a move is no status change");
         // The other recruiter still holds version 0.
         let stale = json!({"lock_version": 0, "careers_job_stage": {"id": stages[2]}});
         expect_error(patch(&app, &boss, &path, &stale).await, StatusCode::CONFLICT, "conflict").await;
         let stale = json!({"lock_version": 0, "status": "hired"});
         expect_error(patch(&app, &boss, &path, &stale).await, StatusCode::CONFLICT, "conflict").await;
-        let after = read(&app, &boss, id).await;
+        let after = application_item(&app, &boss, id).await;
         assert_eq!(after["careers_job_stage"], json!({"id": stages[1]}));
         assert_eq!((after["status"].clone(), after["lock_version"].clone()), (json!("active"), json!(1)));
         // A change that changes nothing keeps the version.
@@ -165,7 +143,7 @@ backend_tests! {
         let mut statuses = [first.status(), second.status()];
         statuses.sort();
         assert_eq!(statuses, [StatusCode::OK, StatusCode::CONFLICT]);
-        let after = read(&app, &boss, id).await;
+        let after = application_item(&app, &boss, id).await;
         assert_eq!(after["lock_version"], 1, "one change, once");
         assert!([json!({"id": stages[1]}), json!({"id": stages[2]})].contains(&after["careers_job_stage"]));
     }
@@ -186,7 +164,7 @@ backend_tests! {
             let stages = &added["careers_jobs"]["careers_job_stages"];
             let contested = items(stages).iter()
                 .find(|s| s["name"] == format!("Contested {round}")).unwrap()["id"].as_i64().unwrap();
-            let version = read(&app, &boss, id).await["lock_version"].as_i64().unwrap();
+            let version = application_item(&app, &boss, id).await["lock_version"].as_i64().unwrap();
             let move_in = json!({"lock_version": version, "careers_job_stage": {"id": contested}});
             let destroy = json!({"careers_job_stages": [{"id": contested, "_destroy": true}]});
             let (moved, destroyed) = tokio::join!(patch(&app, &boss, &path, &move_in),
@@ -229,7 +207,7 @@ backend_tests! {
         let stages = stage_ids(&app, &boss, job_id).await;
         let form = json!({"lock_version": 1, "careers_job_stage": {"id": stages[3]}});
         expect_fields(patch(&app, &boss, &path, &form).await, &["careers_job_stage.id"]).await;
-        assert_eq!(read(&app, &boss, id).await["careers_job_stage"], json!({"id": stages[0]}));
+        assert_eq!(application_item(&app, &boss, id).await["careers_job_stage"], json!({"id": stages[0]}));
     }
 
     async fn the_employers_list_filters_by_status_and_stage(backend) {
@@ -290,7 +268,7 @@ backend_tests! {
         assert_eq!(item["status"], "withdrawn");
         assert_eq!(keys(item), ["careers_job", "cover_letter", "created_at", "id", "status",
                                 "status_changed_at", "updated_at"], "no stage, reason or version");
-        let seen = read(&app, &boss, id).await;
+        let seen = application_item(&app, &boss, id).await;
         assert_eq!((seen["status"].clone(), seen["lock_version"].clone()), (json!("withdrawn"), json!(1)));
         // Final: neither side changes it again.
         expect_fields(patch(&app, &cara, &candidate_path(id), &withdraw).await, &["status"]).await;

@@ -86,7 +86,7 @@ const MARKETPLACE_JOB_KEYS: [&str; 20] = [
 ];
 const OWN_APPLICATION_KEYS: [&str; 3] = ["created_at", "id", "status"];
 /// The employer's application (CONTRACT §16): the candidate's attributes and the pipeline's.
-const APPLICATION_KEYS: [&str; 11] = [
+pub(crate) const APPLICATION_KEYS: [&str; 11] = [
     "career_user_profile",
     "careers_job",
     "careers_job_stage",
@@ -100,7 +100,7 @@ const APPLICATION_KEYS: [&str; 11] = [
     "updated_at",
 ];
 /// The candidate's application: never the stage, the rejection reason or the lock version.
-const CANDIDATE_APPLICATION_KEYS: [&str; 7] = [
+pub(crate) const CANDIDATE_APPLICATION_KEYS: [&str; 7] = [
     "careers_job",
     "cover_letter",
     "created_at",

@@ -28,7 +28,7 @@ use standardwebhooks::Webhook;
 use crate::backend_tests;
 use crate::fixtures::*;
 use crate::helpers::*;
-use crate::shapes::JOB_KEYS;
+use crate::shapes::{APPLICATION_KEYS, JOB_KEYS};
 
 const ENDPOINTS: &str = "/org/webhook_endpoints";
 const APPLY: &str = "/candidate/careers/job_applications";
@@ -54,20 +54,6 @@ const DELIVERY_KEYS: [&str; 6] = [
     "id",
     "last_status_code",
     "status",
-];
-/// The employer's list item of an application (CONTRACT §16), an application event's `data`.
-const APPLICATION_KEYS: [&str; 11] = [
-    "career_user_profile",
-    "careers_job",
-    "careers_job_stage",
-    "cover_letter",
-    "created_at",
-    "id",
-    "lock_version",
-    "rejection_reason",
-    "status",
-    "status_changed_at",
-    "updated_at",
 ];
 
 /// How long a delivery may take to show (the contract's first try comes within 10 s).
@@ -358,21 +344,6 @@ async fn set_job_status(app: &TestApp, boss: &Creds, job_id: i64, status: &str) 
     assert_eq!(job["careers_jobs"]["status"], status, "{job}");
 }
 
-/// The employer's list item of application `id`.
-async fn application_item(app: &TestApp, boss: &Creds, id: i64) -> Value {
-    let list = ok(get(app, boss, &format!("{APPLICATIONS}?per_page=100")).await).await;
-    items(&list["careers_job_applications"])
-        .iter()
-        .find(|item| item["id"] == id)
-        .unwrap_or_else(|| panic!("application {id} is listed: {list}"))
-        .clone()
-}
-
-async fn stage_ids(app: &TestApp, boss: &Creds, job_id: i64) -> Vec<i64> {
-    let job = ok(get(app, boss, &format!("{JOBS}/{job_id}")).await).await;
-    ids(&job["careers_jobs"]["careers_job_stages"])
-}
-
 /// The deliveries' answer of endpoint `id` (200).
 async fn deliveries(app: &TestApp, creds: &Creds, id: i64) -> Value {
     ok(get(app, creds, &deliveries_path(id)).await).await
@@ -501,25 +472,8 @@ fn config_of(app_env: &str, extra: &[(&str, &str)]) -> Result<Config, String> {
         ("REDIS_URL", "redis://127.0.0.1:6379"),
         ("COOKIE_DOMAIN", ".example.com"),
         ("DATABASE_URL", "sqlite::memory:"),
-        ("SMTP_URL", "smtp://127.0.0.1:25"),
-        ("MAIL_FROM", "no-reply@example.com"),
-        (
-            "PASSWORD_RESET_URL",
-            "https://app.example.com/reset?token={token}",
-        ),
-        (
-            "EMAIL_VERIFICATION_URL",
-            "https://app.example.com/verify?token={token}",
-        ),
-        (
-            "INVITATION_URL",
-            "https://app.example.com/invitations?token={token}",
-        ),
-        (
-            "MFA_ENCRYPTION_KEY",
-            "AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=",
-        ),
     ];
+    env.extend_from_slice(&PRODUCTION_STAND_INS);
     env.extend_from_slice(extra);
     Config::from_lookup(|name| {
         env.iter()
