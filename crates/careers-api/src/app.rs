@@ -115,32 +115,63 @@ const WEBHOOK_POLL: Duration = Duration::from_secs(1);
 
 /// Starts the process's webhook worker: a round every second and whenever a try ends, each
 /// starting the tries there is room for (`webhooks::Deliverer`); a failed round (the database
-/// down) is tried again.
+/// down) is tried again. The worker and its tries run on a runtime of their own, on a thread in
+/// the idle scheduling class (as the password hashers'): a request's thread preempts it at once,
+/// so deliveries take only the time the API leaves (DECISIONS 140). It stops with the runtime
+/// that started it.
 pub fn spawn_webhook_worker(state: &AppState) {
     let state = state.clone();
+    // Dropped with the starting runtime's tasks: the worker then ends (a test's app, say).
+    let (alive, mut ended) = tokio::sync::oneshot::channel::<()>();
     tokio::spawn(async move {
-        let mut counted = tokio::time::Instant::now();
-        loop {
-            tokio::select! {
-                () = tokio::time::sleep(WEBHOOK_POLL) => {}
-                () = state.webhooks.woken() => {}
-            }
-            if let Err(error) = state.webhooks.round(&state.db).await {
-                tracing::warn!(%error, "webhooks: round failed; retrying");
-                continue;
-            }
-            // The gauge at most once a poll: rounds follow every try's end.
-            if crate::metrics::enabled() && counted.elapsed() >= WEBHOOK_POLL {
-                counted = tokio::time::Instant::now();
-                match crate::webhooks::pending(&state.db).await {
-                    Ok(pending) => {
-                        ::metrics::gauge!(crate::metrics::WEBHOOKS_PENDING).set(pending as f64);
-                    }
-                    Err(error) => tracing::warn!(%error, "webhooks: could not count pending"),
+        let _alive = alive;
+        std::future::pending::<()>().await;
+    });
+    let started = std::thread::Builder::new()
+        .name("webhooks".into())
+        .spawn(move || {
+            crate::password::lower_priority();
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    tracing::error!(%error, "webhooks: no runtime; deliveries wait");
+                    return;
                 }
+            };
+            runtime.block_on(webhook_rounds(state, &mut ended));
+        });
+    if let Err(error) = started {
+        tracing::error!(%error, "webhooks: no worker thread; deliveries wait");
+    }
+}
+
+/// The worker's loop, until `ended`.
+async fn webhook_rounds(state: AppState, ended: &mut tokio::sync::oneshot::Receiver<()>) {
+    let mut counted = tokio::time::Instant::now();
+    loop {
+        tokio::select! {
+            _ = &mut *ended => return,
+            () = tokio::time::sleep(WEBHOOK_POLL) => {}
+            () = state.webhooks.woken() => {}
+        }
+        if let Err(error) = state.webhooks.round(&state.db).await {
+            tracing::warn!(%error, "webhooks: round failed; retrying");
+            continue;
+        }
+        // The gauge at most once a poll: rounds follow every try's end.
+        if crate::metrics::enabled() && counted.elapsed() >= WEBHOOK_POLL {
+            counted = tokio::time::Instant::now();
+            match crate::webhooks::pending(&state.db).await {
+                Ok(pending) => {
+                    ::metrics::gauge!(crate::metrics::WEBHOOKS_PENDING).set(pending as f64);
+                }
+                Err(error) => tracing::warn!(%error, "webhooks: could not count pending"),
             }
         }
-    });
+    }
 }
 
 /// How often the mail worker looks for due work when nobody wakes it.

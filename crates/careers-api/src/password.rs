@@ -283,8 +283,8 @@ fn worker(queue: &Mutex<Receiver<Job>>) {
 /// once. Nice 19 alone still let a woken request wait for the hashing thread's time slice: the
 /// reads' p99 during a login storm rose to 2.4–3.6× idle on a shared core (docs/bench-results/decisions-101-120-runs.md, 120).
 /// Set through the `thread-priority` crate; the lowest nice value stays as the fallback where
-/// the idle class is refused.
-fn lower_priority() {
+/// the idle class is refused. The webhook worker's thread runs in it too (`app::spawn_webhook_worker`).
+pub(crate) fn lower_priority() {
     use thread_priority::unix::{
         NormalThreadSchedulePolicy, ThreadSchedulePolicy, set_thread_priority_and_policy,
         thread_native_id,
