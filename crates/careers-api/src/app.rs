@@ -112,6 +112,8 @@ pub fn spawn_job_closer(state: &AppState) {
 /// How often the webhook worker looks for due deliveries (CONTRACT §17: the first try within
 /// 10 s of the commit).
 const WEBHOOK_POLL: Duration = Duration::from_secs(1);
+/// The least time between two rounds of the webhook worker.
+const WEBHOOK_ROUND_GAP: Duration = Duration::from_millis(50);
 
 /// Starts the process's webhook worker: a round every second and whenever a try ends, each
 /// starting the tries there is room for (`webhooks::Deliverer`); a failed round (the database
@@ -161,6 +163,9 @@ async fn webhook_rounds(state: AppState, ended: &mut tokio::sync::oneshot::Recei
             tracing::warn!(%error, "webhooks: round failed; retrying");
             continue;
         }
+        // Rounds at most every WEBHOOK_ROUND_GAP: the tries that end meanwhile are taken over,
+        // and recorded, together.
+        tokio::time::sleep(WEBHOOK_ROUND_GAP).await;
         // The gauge at most once a poll: rounds follow every try's end.
         if crate::metrics::enabled() && counted.elapsed() >= WEBHOOK_POLL {
             counted = tokio::time::Instant::now();

@@ -216,6 +216,16 @@ pub struct Deliverer {
     in_flight: Mutex<HashMap<i64, usize>>,
     /// Rung when a try ends: its room can take the next due delivery at once.
     wake: tokio::sync::Notify,
+    /// Deliveries answered 2xx and not yet recorded.
+    delivered: Mutex<Vec<Delivered>>,
+}
+
+/// A 2xx answer, to record.
+struct Delivered {
+    id: i64,
+    attempts: i32,
+    code: i32,
+    at: DateTime<Utc>,
 }
 
 /// A try's end, however it ends: its endpoint's count goes down.
@@ -249,7 +259,47 @@ impl Deliverer {
             clock: Box::new(clock),
             in_flight: Mutex::new(HashMap::new()),
             wake: tokio::sync::Notify::new(),
+            delivered: Mutex::new(Vec::new()),
         }
+    }
+
+    /// Records the deliveries answered 2xx since the last call: one statement for each
+    /// (attempts, status code) among them, usually one. A process that stops before recording
+    /// one sends it again when its lease ends (its `webhook-id` lets the receiver see it twice);
+    /// a recorded one is never sent again.
+    pub async fn record_delivered(&self, db: &DatabaseConnection) -> Result<(), DbErr> {
+        let batch = std::mem::take(&mut *self.delivered.lock().expect("not poisoned"));
+        let mut groups: HashMap<(i32, i32), (Vec<i64>, DateTime<Utc>)> = HashMap::new();
+        for d in &batch {
+            let group = groups
+                .entry((d.attempts, d.code))
+                .or_insert((Vec::new(), d.at));
+            group.0.push(d.id);
+            group.1 = Ord::max(group.1, d.at);
+        }
+        let mut recorded = std::collections::HashSet::new();
+        for ((attempts, code), (ids, at)) in groups {
+            let written = delivery::Entity::update_many()
+                .col_expr(delivery::Column::Status, Expr::value("delivered"))
+                .col_expr(delivery::Column::Attempts, Expr::value(attempts))
+                .col_expr(delivery::Column::LastStatusCode, Expr::value(code))
+                .col_expr(delivery::Column::UpdatedAt, Expr::value(at))
+                .filter(delivery::Column::Id.is_in(ids.iter().copied()))
+                .filter(delivery::Column::Status.eq("pending"))
+                .exec(db)
+                .await;
+            if let Err(error) = written {
+                // The rest is kept for the next round: the database may be back by then.
+                let mut delivered = self.delivered.lock().expect("not poisoned");
+                delivered.extend(batch.into_iter().filter(|d| !recorded.contains(&d.id)));
+                return Err(error);
+            }
+            recorded.extend(ids);
+        }
+        if !batch.is_empty() {
+            tracing::info!(delivered = batch.len(), "webhook: deliveries recorded");
+        }
+        Ok(())
     }
 
     /// Waits until a try ends (or returns at once if one ended since the last call).
@@ -264,6 +314,7 @@ impl Deliverer {
     /// One round: takes the due deliveries there is room for and starts a try of each.
     /// Returns how many it started.
     pub async fn round(self: &Arc<Self>, db: &DatabaseConnection) -> Result<usize, DbErr> {
+        self.record_delivered(db).await?;
         // The companies' table is the models'; this module names only what it reads of it.
         let companies = Alias::new("org_companies");
         let now = (self.clock)();
@@ -390,7 +441,21 @@ impl Deliverer {
         let attempts = row.attempts + 1;
         let done = (self.clock)();
         let code = match &outcome {
-            Outcome::Delivered(code) | Outcome::Answered(code) => Some(i32::from(*code)),
+            Outcome::Delivered(code) => {
+                // Recorded with the others of its round by the next round, in one statement.
+                tracing::debug!(delivery_id = row.id, attempts, "webhook: delivered");
+                self.delivered
+                    .lock()
+                    .expect("not poisoned")
+                    .push(Delivered {
+                        id: row.id,
+                        attempts,
+                        code: i32::from(*code),
+                        at: done,
+                    });
+                return Ok(());
+            }
+            Outcome::Answered(code) => Some(i32::from(*code)),
             Outcome::NoAnswer(_) => None,
         };
         let mut update = delivery::Entity::update_many()
@@ -401,10 +466,6 @@ impl Deliverer {
             .filter(delivery::Column::Status.eq("pending"));
         let given_up = done >= row.created_at + Duration::hours(GIVE_UP_AFTER_HOURS);
         match &outcome {
-            Outcome::Delivered(_) => {
-                update = update.col_expr(delivery::Column::Status, Expr::value("delivered"));
-                tracing::info!(delivery_id = row.id, attempts, "webhook: delivered");
-            }
             failure if given_up => {
                 update = update.col_expr(delivery::Column::Status, Expr::value("failed"));
                 ::metrics::counter!(crate::metrics::WEBHOOK_FAILURES).increment(1);
