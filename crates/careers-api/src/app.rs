@@ -129,6 +129,9 @@ pub fn spawn_webhook_worker(state: &AppState) {
         let _alive = alive;
         std::future::pending::<()>().await;
     });
+    state
+        .webhooks
+        .run_statements_on(tokio::runtime::Handle::current());
     let started = std::thread::Builder::new()
         .name("webhooks".into())
         .spawn(move || {

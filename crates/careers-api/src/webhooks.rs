@@ -218,6 +218,10 @@ pub struct Deliverer {
     wake: tokio::sync::Notify,
     /// Deliveries answered 2xx and not yet recorded.
     delivered: Mutex<Vec<Delivered>>,
+    /// The runtime whose tasks run the worker's statements: the API's. A connection of the
+    /// pool answers through the runtime that opened it, and one opened by the worker's
+    /// idle-class thread would make the API's requests that later use it wait for that thread.
+    db_runtime: std::sync::OnceLock<tokio::runtime::Handle>,
 }
 
 /// A 2xx answer, to record.
@@ -260,6 +264,26 @@ impl Deliverer {
             in_flight: Mutex::new(HashMap::new()),
             wake: tokio::sync::Notify::new(),
             delivered: Mutex::new(Vec::new()),
+            db_runtime: std::sync::OnceLock::new(),
+        }
+    }
+
+    /// Runs the worker's statements on `handle`'s runtime (the API's) from now on.
+    pub fn run_statements_on(&self, handle: tokio::runtime::Handle) {
+        let _ = self.db_runtime.set(handle);
+    }
+
+    /// `work` (statements) on the API's runtime when one is set, else here.
+    async fn on_db<T: Send + 'static>(
+        &self,
+        work: impl std::future::Future<Output = Result<T, DbErr>> + Send + 'static,
+    ) -> Result<T, DbErr> {
+        match self.db_runtime.get() {
+            Some(handle) => handle
+                .spawn(work)
+                .await
+                .map_err(|e| DbErr::Custom(format!("the API's runtime: {e}")))?,
+            None => work.await,
         }
     }
 
@@ -314,6 +338,36 @@ impl Deliverer {
     /// One round: takes the due deliveries there is room for and starts a try of each.
     /// Returns how many it started.
     pub async fn round(self: &Arc<Self>, db: &DatabaseConnection) -> Result<usize, DbErr> {
+        let leased = {
+            let this = Arc::clone(self);
+            let db = db.clone();
+            self.on_db(async move { this.take_due(&db).await }).await?
+        };
+        let started = leased.len();
+        for row in leased {
+            let guard = {
+                let mut in_flight = self.in_flight.lock().expect("not poisoned");
+                *in_flight.entry(row.org_webhook_endpoint_id).or_insert(0) += 1;
+                InFlight {
+                    deliverer: Arc::clone(self),
+                    endpoint_id: row.org_webhook_endpoint_id,
+                }
+            };
+            let db = db.clone();
+            let deliverer = Arc::clone(self);
+            tokio::spawn(async move {
+                let id = row.id;
+                if let Err(error) = deliverer.try_once(&db, row).await {
+                    tracing::warn!(delivery_id = id, %error, "webhook: could not record a try; its lease will end");
+                }
+                drop(guard);
+            });
+        }
+        Ok(started)
+    }
+
+    /// Records the round's 2xx answers, then leases the due deliveries there is room for.
+    async fn take_due(&self, db: &DatabaseConnection) -> Result<Vec<delivery::Model>, DbErr> {
         self.record_delivered(db).await?;
         // The companies' table is the models'; this module names only what it reads of it.
         let companies = Alias::new("org_companies");
@@ -328,7 +382,7 @@ impl Deliverer {
             (full, MAX_IN_FLIGHT.saturating_sub(in_flight.values().sum()))
         };
         if room == 0 {
-            return Ok(0);
+            return Ok(Vec::new());
         }
         let active_endpoints = Query::select()
             .column((endpoint::Entity, endpoint::Column::Id))
@@ -370,10 +424,10 @@ impl Deliverer {
             }
         }
         if picked.is_empty() {
-            return Ok(0);
+            return Ok(Vec::new());
         }
         // The lease: only the rows still pending and due are this round's.
-        let leased = delivery::Entity::update_many()
+        delivery::Entity::update_many()
             .col_expr(
                 delivery::Column::NextAttemptAt,
                 Expr::value(now + Duration::seconds(LEASE_SECONDS)),
@@ -382,37 +436,18 @@ impl Deliverer {
             .filter(delivery::Column::Status.eq("pending"))
             .filter(delivery::Column::NextAttemptAt.lte(now))
             .exec_with_returning(db)
-            .await?;
-        let started = leased.len();
-        for row in leased {
-            let guard = {
-                let mut in_flight = self.in_flight.lock().expect("not poisoned");
-                *in_flight.entry(row.org_webhook_endpoint_id).or_insert(0) += 1;
-                InFlight {
-                    deliverer: Arc::clone(self),
-                    endpoint_id: row.org_webhook_endpoint_id,
-                }
-            };
-            let db = db.clone();
-            let deliverer = Arc::clone(self);
-            tokio::spawn(async move {
-                let id = row.id;
-                if let Err(error) = deliverer.try_once(&db, row).await {
-                    tracing::warn!(delivery_id = id, %error, "webhook: could not record a try; its lease will end");
-                }
-                drop(guard);
-            });
-        }
-        Ok(started)
+            .await
     }
 
     /// One try of `row`, and its outcome recorded.
     async fn try_once(&self, db: &DatabaseConnection, row: delivery::Model) -> Result<(), DbErr> {
         let secrets = &self.secrets;
-        let Some(endpoint) = endpoint::Entity::find_by_id(row.org_webhook_endpoint_id)
-            .one(db)
-            .await?
-        else {
+        let found = {
+            let (db, id) = (db.clone(), row.org_webhook_endpoint_id);
+            self.on_db(async move { endpoint::Entity::find_by_id(id).one(&db).await })
+                .await?
+        };
+        let Some(endpoint) = found else {
             return Ok(()); // deleted meanwhile, with its deliveries
         };
         let now = (self.clock)();
@@ -480,7 +515,9 @@ impl Deliverer {
                 tracing::info!(delivery_id = row.id, attempts, retry_in_seconds = wait, outcome = ?failure, "webhook: try failed");
             }
         }
-        update.exec(db).await?;
+        let db = db.clone();
+        self.on_db(async move { update.exec(&db).await.map(drop) })
+            .await?;
         Ok(())
     }
 }
