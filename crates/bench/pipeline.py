@@ -63,7 +63,7 @@ def columns(pair, table):
         return names
     out = subprocess.run(["psql", bench.PG_URL, "-qAtc",
                           f"SELECT column_name FROM information_schema.columns WHERE "
-                          f"table_schema = '{pair.schema}' AND table_name = '{table}' "
+                          f"table_schema = '{pair.schema}' AND table_name = '{table}' AND is_generated = 'NEVER' "
                           f"ORDER BY ordinal_position"],
                          capture_output=True, text=True, check=True).stdout
     return out.split()
