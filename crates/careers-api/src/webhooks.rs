@@ -344,7 +344,7 @@ impl Deliverer {
             self.on_db(async move { this.take_due(&db).await }).await?
         };
         let started = leased.len();
-        for row in leased {
+        for (row, endpoint) in leased {
             let guard = {
                 let mut in_flight = self.in_flight.lock().expect("not poisoned");
                 *in_flight.entry(row.org_webhook_endpoint_id).or_insert(0) += 1;
@@ -357,7 +357,7 @@ impl Deliverer {
             let deliverer = Arc::clone(self);
             tokio::spawn(async move {
                 let id = row.id;
-                if let Err(error) = deliverer.try_once(&db, row).await {
+                if let Err(error) = deliverer.try_once(&db, row, endpoint).await {
                     tracing::warn!(delivery_id = id, %error, "webhook: could not record a try; its lease will end");
                 }
                 drop(guard);
@@ -366,8 +366,12 @@ impl Deliverer {
         Ok(started)
     }
 
-    /// Records the round's 2xx answers, then leases the due deliveries there is room for.
-    async fn take_due(&self, db: &DatabaseConnection) -> Result<Vec<delivery::Model>, DbErr> {
+    /// Records the round's 2xx answers, then leases the due deliveries there is room for, each
+    /// with its endpoint (read once for the round, not once a try).
+    async fn take_due(
+        &self,
+        db: &DatabaseConnection,
+    ) -> Result<Vec<(delivery::Model, endpoint::Model)>, DbErr> {
         self.record_delivered(db).await?;
         // The companies' table is the models'; this module names only what it reads of it.
         let companies = Alias::new("org_companies");
@@ -427,7 +431,7 @@ impl Deliverer {
             return Ok(Vec::new());
         }
         // The lease: only the rows still pending and due are this round's.
-        delivery::Entity::update_many()
+        let leased = delivery::Entity::update_many()
             .col_expr(
                 delivery::Column::NextAttemptAt,
                 Expr::value(now + Duration::seconds(LEASE_SECONDS)),
@@ -436,20 +440,34 @@ impl Deliverer {
             .filter(delivery::Column::Status.eq("pending"))
             .filter(delivery::Column::NextAttemptAt.lte(now))
             .exec_with_returning(db)
-            .await
+            .await?;
+        let endpoint_ids: std::collections::HashSet<i64> =
+            leased.iter().map(|d| d.org_webhook_endpoint_id).collect();
+        let endpoints: HashMap<i64, endpoint::Model> = endpoint::Entity::find()
+            .filter(endpoint::Column::Id.is_in(endpoint_ids))
+            .all(db)
+            .await?
+            .into_iter()
+            .map(|e| (e.id, e))
+            .collect();
+        // An endpoint deleted meanwhile took its deliveries with it.
+        Ok(leased
+            .into_iter()
+            .filter_map(|d| {
+                let endpoint = endpoints.get(&d.org_webhook_endpoint_id)?.clone();
+                Some((d, endpoint))
+            })
+            .collect())
     }
 
     /// One try of `row`, and its outcome recorded.
-    async fn try_once(&self, db: &DatabaseConnection, row: delivery::Model) -> Result<(), DbErr> {
+    async fn try_once(
+        &self,
+        db: &DatabaseConnection,
+        row: delivery::Model,
+        endpoint: endpoint::Model,
+    ) -> Result<(), DbErr> {
         let secrets = &self.secrets;
-        let found = {
-            let (db, id) = (db.clone(), row.org_webhook_endpoint_id);
-            self.on_db(async move { endpoint::Entity::find_by_id(id).one(&db).await })
-                .await?
-        };
-        let Some(endpoint) = found else {
-            return Ok(()); // deleted meanwhile, with its deliveries
-        };
         let now = (self.clock)();
         let mut keys = Vec::with_capacity(2);
         keys.extend(open_secret(secrets, endpoint.company_id, &endpoint.secret));

@@ -1073,6 +1073,33 @@ backend_tests! {
                    [("delivered".to_owned(), 1), ("delivered".to_owned(), 1)]);
     }
 
+    /// A try cut short by a stopped process leaves its delivery leased: no other round takes it
+    /// until the lease (60 s) ends, and then it is delivered, once.
+    async fn a_delivery_left_leased_by_a_stopped_process_goes_out_when_its_lease_ends(backend) {
+        use careers_api::webhooks::delivery;
+        use sea_orm::{EntityTrait, sea_query::Expr};
+        let app = TestApp::spawn(backend).await;
+        let s = scene(&app).await;
+        let receiver = Receiver::start(Mode::Status(200)).await;
+        create_endpoint(&app, &s.boss, &receiver.url, &[CREATED]).await;
+        apply(&app, &s).await;
+        let now = sessions::Clock::now(&*app.clock);
+        let leased_until = chrono::DateTime::from_timestamp(now + 60, 0).unwrap();
+        delivery::Entity::update_many()
+            .col_expr(delivery::Column::NextAttemptAt, Expr::value(leased_until))
+            .exec(&*app.state.db)
+            .await
+            .unwrap();
+        app.start_webhook_worker();
+        tokio::time::sleep(Duration::from_secs(3)).await;
+        assert!(receiver.hits().is_empty(), "the lease holds");
+        app.clock.advance(61);
+        receiver.wait_for(1).await;
+        tokio::time::sleep(Duration::from_secs(2)).await;
+        assert_eq!(receiver.hits().len(), 1, "once");
+        assert_eq!(stored_deliveries(&app).await, [("delivered".to_owned(), 1)]);
+    }
+
     async fn a_suspended_companys_deliveries_wait_until_it_is_unsuspended(backend) {
         let app = TestApp::spawn(backend).await;
         let s = scene(&app).await;
