@@ -10,7 +10,10 @@ build's own freshly migrated database.
 
 `webhooks`: 1,000 events for 10 endpoints of one company, one of which hangs (never answers):
 the time until the nine others have received every event (target: 30 s), and the p99 of
-`GET /identities/user/{id}` during the deliveries against its idle p99 (target: within 2×).
+`GET /identities/user/{id}` during the deliveries against its idle p99 (target: within 2×),
+with the server's CPU by scheduling class (the API's normal class, the worker's idle class);
+then 2,000 events delivered in turns with the company suspended and not, the reads' p99
+compared slice by slice (interleaved, so that a noisy host's jitter falls on both sides).
 
     python3 crates/bench/pipeline.py list --baseline-dir /work/basetarget/release
     python3 crates/bench/pipeline.py webhooks
@@ -208,6 +211,10 @@ class Receiver:
         receiver = self
 
         class Handler(http.server.BaseHTTPRequestHandler):
+            # Keep-alive, as a receiver elsewhere would: a new connection per delivery costs
+            # both sides (and the receivers share the load generator's core).
+            protocol_version = "HTTP/1.0" if os.environ.get("BENCH_HTTP10") else "HTTP/1.1"
+
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
                 self.rfile.read(length)
@@ -217,6 +224,7 @@ class Receiver:
                 with receiver.lock:
                     receiver.ids.add(self.headers["webhook-id"])
                 self.send_response(204)
+                self.send_header("Content-Length", "0")
                 self.end_headers()
 
             def log_message(self, *_):
@@ -236,19 +244,68 @@ class Receiver:
         self.server.shutdown()
 
 
+SCHED_IDLE = 5
+
+
+def cpu_by_class(pid):
+    """The server's CPU seconds so far, (normal class, idle class): the process's user + system
+    time, and the part of it spent by its live threads in the idle scheduling class (the webhook
+    worker, its connections and the password hashers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+
+    def seconds(stat_path):
+        # The fields after the command name: state is 0, utime 11, stime 12, policy 38.
+        with open(stat_path) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / tick, int(fields[38])
+
+    total, _ = seconds(f"/proc/{pid}/stat")
+    idle = 0.0
+    for tid in os.listdir(f"/proc/{pid}/task"):
+        try:
+            spent, policy = seconds(f"/proc/{pid}/task/{tid}/stat")
+        except OSError:
+            continue
+        if policy == SCHED_IDLE:
+            idle += spent
+    return total - idle, idle
+
+
+def database_cpu():
+    """The CPU seconds so far of the machine's PostgreSQL processes (0 when there are none)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                head, tail = f.read().rsplit(")", 1)
+        except OSError:
+            continue
+        if head.split("(", 1)[1] == "postgres":
+            fields = tail.split()
+            total += int(fields[11]) + int(fields[12])
+    return total / tick
+
+
 def webhooks_bench(args, work):
-    """Two phases on one database. Queued: the endpoints are created through the API, the
-    server stops, the events' deliveries are written as `webhooks::record` writes them (one row
-    per event and endpoint, the same body), and the server starts again: from then on the reads
-    run while the worker delivers, and nothing else. Live: the events come from the API (a job
-    opened and closed in turn, one event for each endpoint a change) while the reads run."""
+    """Two phases on one server. Queued, `--hook-repeat` times: the reads' idle p99 (nothing
+    due), then the events' deliveries written by SQL as `webhooks::record` writes them (one row
+    per event and endpoint, the same body) while the server runs: the worker takes them at its
+    next poll, and the reads run from the moment of the insert. Live: the events come from the
+    API (a job opened and closed in turn, one event for each endpoint a change) while the reads
+    run."""
     binary = os.path.join(bench.TARGET, "careers-api")
     lines = [f"Host: {bench.cpu_model()}; {args.events:,} events for {args.endpoints} endpoints, "
              "one of which never answers; reads: `GET /identities/user/{id}` at 500/s on 4 "
-             "connections, their p99 over the first seconds of the delivery (`--read-window`) "
-             "against 5 s idle.", "",
-             "| pair | phase | nine endpoints had every event after | idle p99 | p99 during | ratio |",
-             "|---|---|---:|---:|---:|---:|"]
+             f"connections, their p99 over the first {args.read_window:.0f} s of the delivery "
+             f"against {args.idle_window:.0f} s idle just before it; queued {args.hook_repeat} times.",
+             "",
+             "The CPU columns are in ms a second: the server's normal class (the API) idle "
+             "and during, its idle class (the worker) during, and PostgreSQL's processes idle / "
+             "during.", "",
+             "| pair | phase | nine endpoints had every event after | idle p99 | p99 during | ratio "
+             "| normal CPU idle | during | idle-class CPU during | PostgreSQL CPU |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for pair_name in args.pairs.split(","):
         pair = bench.Pair(pair_name, work, "hooks")
         pair.env["WEBHOOK_ALLOW_PRIVATE"] = "on"
@@ -270,6 +327,10 @@ def webhooks_bench(args, work):
                     headers=[f"Cookie: jwt_access={jar['jwt_access']}"])
         _, _, jobs = bench.http("GET", base + "/org-user/careers/jobs?status=open", cookie=cookie)
         job_id = jobs["careers_jobs"][0]["id"]
+        body = json.dumps({"type": "careers_job.status_changed", "timestamp": "2026-11-28T00:00:00Z",
+                           "data": jobs["careers_jobs"][0]})
+        now = "CURRENT_TIMESTAMP" if not pair.sqlite_file else "strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now')"
+        payload = body.replace("'", "''")
 
         def wait_delivered(started, target):
             while time.time() - started < args.window:
@@ -278,40 +339,88 @@ def webhooks_bench(args, work):
                 time.sleep(0.05)
             return None
 
-        def row(phase, done, idle, during, note=""):
+        ratios = []
+
+        def row(phase, done, idle, during, cpu, note=""):
             counts = min(r.count() for r in receivers[1:])
             done_text = (f"{done:.1f} s{note}" if done is not None
                          else f"not within {args.window:.0f} s ({counts:,} delivered)")
+            ratio = during["p99_ms"] / idle["p99_ms"]
             lines.append(f"| {pair_name} | {phase} | {done_text} | {idle['p99_ms']:.2f} ms | "
-                         f"{during['p99_ms']:.2f} ms | {during['p99_ms'] / idle['p99_ms']:.2f}× |")
+                         f"{during['p99_ms']:.2f} ms | {ratio:.2f}× | {cpu[0]:.0f} | {cpu[1]:.0f} | "
+                         f"{cpu[2]:.0f} | {cpu[3]:.0f} / {cpu[4]:.0f} |")
+            return ratio
 
-        # Queued.
-        process.terminate()
-        process.wait()
-        body = json.dumps({"type": "careers_job.status_changed", "timestamp": "2026-11-28T00:00:00Z",
-                           "data": jobs["careers_jobs"][0]})
-        now = "CURRENT_TIMESTAMP" if not pair.sqlite_file else "strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now')"
-        payload = body.replace("'", "''")
-        run_sql([f"INSERT INTO org_webhook_deliveries (org_webhook_endpoint_id, event_type, "
-                 f"message_id, payload, status, attempts, next_attempt_at, created_at, updated_at) "
-                 f"{numbers(args.events)} SELECT e.id, 'careers_job.status_changed', 'msg_bench' || n.i, "
-                 f"'{payload}', 'pending', 0, {now}, {now}, {now} FROM org_webhook_endpoints e, n"])
-        process, port, base = serve(binary, pair, 16, os.path.join(work, "hooks2.log"))
-        # The in-memory store lost its sessions with the process: log in again.
-        jar = bench.login(base, *EMPLOYER)
-        cookie, csrf = "jwt_access=" + jar["jwt_access"], jar["CSRF_TOKEN"]
-        read["headers"] = [f"Cookie: jwt_access={jar['jwt_access']}"]
-        # The worker starts with the server; the reads start at once.
-        started = time.time()
-        loaded = bench.load(port, duration=args.read_window, warmup=0.2, **read)
-        done = wait_delivered(started, args.events)
-        out, _ = loaded.communicate()
-        during = json.loads(out)
-        idle = bench.measure(process.pid, port, 5, **read)
-        row("queued", done, idle, during)
+        def mark():
+            return (*cpu_by_class(process.pid), database_cpu()), time.time()
+
+        def cpu_since(marked):
+            """The server's CPU since `marked`, ms a second by class."""
+            (before, at), (after, now_) = marked, mark()
+            return [(a - b) / (now_ - at) * 1000 for a, b in zip(after, before)]
+
+        def idle_reads():
+            marked = mark()
+            idle = bench.measure(process.pid, port, args.idle_window, **read)
+            spent = cpu_since(marked)
+            return idle, (spent[0], spent[2])
+
+        for repeat in range(args.hook_repeat):
+            already = min(r.count() for r in receivers[1:])
+            idle, idle_cpu = idle_reads()
+            marked = mark()
+            run_sql([f"INSERT INTO org_webhook_deliveries (org_webhook_endpoint_id, event_type, "
+                     f"message_id, payload, status, attempts, next_attempt_at, created_at, updated_at) "
+                     f"{numbers(args.events)} SELECT e.id, 'careers_job.status_changed', "
+                     f"'msg_bench_{repeat}_' || n.i, '{payload}', 'pending', 0, {now}, {now}, {now} "
+                     f"FROM org_webhook_endpoints e, n"])
+            started = time.time()
+            loaded = bench.load(port, duration=args.read_window, warmup=0.2, **read)
+            out, _ = loaded.communicate()
+            spent = cpu_since(marked)
+            cpu = [idle_cpu[0], spent[0], spent[1], idle_cpu[1], spent[2]]
+            done = wait_delivered(started, already + args.events)
+            ratios.append(row(f"queued {repeat + 1}", done, idle, json.loads(out), cpu))
+        if len(ratios) > 1:
+            lines.append(f"| {pair_name} | queued, median | | | | {statistics.median(ratios):.2f}× | | | | |")
+
+        # Interleaved: a larger queue paused and resumed in turn by suspending the company (the
+        # worker leaves a suspended company's deliveries waiting), the reads measured in each
+        # slice, so that the host's own jitter falls on both sides alike.
+        if args.slices:
+            company = "(SELECT company_id FROM org_webhook_endpoints LIMIT 1)"
+            run_sql([f"UPDATE org_companies SET suspended_at = {now} WHERE id = {company}",
+                     f"INSERT INTO org_webhook_deliveries (org_webhook_endpoint_id, event_type, "
+                     f"message_id, payload, status, attempts, next_attempt_at, created_at, updated_at) "
+                     f"{numbers(args.slice_events)} SELECT e.id, 'careers_job.status_changed', "
+                     f"'msg_slices_' || n.i, '{payload}', 'pending', 0, {now}, {now}, {now} "
+                     f"FROM org_webhook_endpoints e, n"])
+            p99 = {"paused": [], "delivering": []}
+            spent = {"paused": [], "delivering": []}
+            for turn in range(args.slices):
+                order = ("paused", "delivering") if turn % 2 == 0 else ("delivering", "paused")
+                for state in order:
+                    value = now if state == "paused" else "NULL"
+                    run_sql([f"UPDATE org_companies SET suspended_at = {value} WHERE id = {company}"])
+                    # The worker's next round (at most a second) sees it; tries under way end.
+                    time.sleep(1.2)
+                    marked = mark()
+                    p99[state].append(bench.measure(process.pid, port, args.slice, **read)["p99_ms"])
+                    spent[state].append(cpu_since(marked))
+            run_sql([f"UPDATE org_companies SET suspended_at = NULL WHERE id = {company}"])
+            paused, delivering = (statistics.median(p99[k]) for k in ("paused", "delivering"))
+            ratio = statistics.median(d / p for d, p in zip(p99["delivering"], p99["paused"]))
+            cpu = {k: [statistics.median(c) for c in zip(*spent[k])] for k in spent}
+            lines.append(f"| {pair_name} | interleaved, {args.slices} × {args.slice:.0f} s each way "
+                         f"(medians) | | {paused:.2f} ms | {delivering:.2f} ms | {ratio:.2f}× | "
+                         f"{cpu['paused'][0]:.0f} | {cpu['delivering'][0]:.0f} | "
+                         f"{cpu['delivering'][1]:.0f} | {cpu['paused'][2]:.0f} / "
+                         f"{cpu['delivering'][2]:.0f} |")
 
         # Live.
         already = min(r.count() for r in receivers[1:])
+        idle, idle_cpu = idle_reads()
+        marked = mark()
         started = time.time()
         loaded = bench.load(port, duration=args.read_window, warmup=0.5, **read)
         for i in range(args.events):
@@ -320,9 +429,11 @@ def webhooks_bench(args, work):
                                          {"status": status}, cookie, csrf)
             assert code == 200, answer
         queued = time.time() - started
-        done = wait_delivered(started, already + args.events)
         out, _ = loaded.communicate()
-        row("live", done, idle, json.loads(out), f" (the API's changes took {queued:.1f} s)")
+        spent = cpu_since(marked)
+        cpu = [idle_cpu[0], spent[0], spent[1], idle_cpu[1], spent[2]]
+        done = wait_delivered(started, already + args.events)
+        row("live", done, idle, json.loads(out), cpu, f" (the API's changes took {queued:.1f} s)")
         for receiver in receivers:
             receiver.close()
         process.terminate()
@@ -349,6 +460,14 @@ def main():
     parser.add_argument("--window", type=float, default=60.0)
     parser.add_argument("--read-window", type=float, default=8.0,
                         help="seconds of reads measured from the start of the deliveries")
+    parser.add_argument("--idle-window", type=float, default=5.0,
+                        help="seconds of idle reads measured before each delivery")
+    parser.add_argument("--hook-repeat", type=int, default=3,
+                        help="how many times the queued deliveries are measured")
+    parser.add_argument("--slices", type=int, default=8,
+                        help="interleaved turns of paused and resumed deliveries (0: none)")
+    parser.add_argument("--slice-events", type=int, default=2000,
+                        help="events queued for the interleaved turns")
     parser.add_argument("--smoke", action="store_true", help="CI-sized: small data, short runs")
     parser.add_argument("--out", help="also write the table to this markdown file")
     args = parser.parse_args()
@@ -356,7 +475,8 @@ def main():
         bench.TARGET = os.path.abspath(args.target_dir)
     if args.smoke:
         args.jobs, args.applicants, args.duration, args.repeat = 2, 50, 1.0, 1
-        args.events, args.window = 20, 30.0
+        args.events, args.window, args.hook_repeat = 20, 30.0, 1
+        args.read_window, args.idle_window, args.slices, args.slice_events = 2.0, 1.0, 1, 20
     with tempfile.TemporaryDirectory() as work:
         if args.what == "list":
             if not args.baseline_dir:

@@ -114,13 +114,15 @@ pub fn spawn_job_closer(state: &AppState) {
 const WEBHOOK_POLL: Duration = Duration::from_secs(1);
 /// The least time between two rounds of the webhook worker.
 const WEBHOOK_ROUND_GAP: Duration = Duration::from_millis(50);
+/// The webhook worker's own connections: a round's statements and the tries' records.
+const WEBHOOK_CONNECTIONS: u32 = 2;
 
 /// Starts the process's webhook worker: a round every second and whenever a try ends, each
 /// starting the tries there is room for (`webhooks::Deliverer`); a failed round (the database
-/// down) is tried again. The worker and its tries run on a runtime of their own, on a thread in
-/// the idle scheduling class (as the password hashers'): a request's thread preempts it at once,
-/// so deliveries take only the time the API leaves (DECISIONS 140). It stops with the runtime
-/// that started it.
+/// down) is tried again. The worker, its tries and its statements run on a runtime of their own
+/// with connections of their own, on a thread in the idle scheduling class (as the password
+/// hashers'): a request's thread preempts it at once, so deliveries take only the time the API
+/// leaves (DECISIONS 140). It stops with the runtime that started it.
 pub fn spawn_webhook_worker(state: &AppState) {
     let state = state.clone();
     // Dropped with the starting runtime's tasks: the worker then ends (a test's app, say).
@@ -129,9 +131,6 @@ pub fn spawn_webhook_worker(state: &AppState) {
         let _alive = alive;
         std::future::pending::<()>().await;
     });
-    state
-        .webhooks
-        .run_statements_on(tokio::runtime::Handle::current());
     let started = std::thread::Builder::new()
         .name("webhooks".into())
         .spawn(move || {
@@ -155,6 +154,19 @@ pub fn spawn_webhook_worker(state: &AppState) {
 
 /// The worker's loop, until `ended`.
 async fn webhook_rounds(state: AppState, ended: &mut tokio::sync::oneshot::Receiver<()>) {
+    let db = loop {
+        let (url, schema) = (&state.config.database_url.0, &state.config.database_schema);
+        match crate::db::connect_worker(url, schema.as_deref(), WEBHOOK_CONNECTIONS).await {
+            Ok(db) => break db,
+            Err(error) => {
+                tracing::warn!(%error, "webhooks: cannot connect; retrying");
+                tokio::select! {
+                    _ = &mut *ended => return,
+                    () = tokio::time::sleep(WEBHOOK_POLL) => {}
+                }
+            }
+        }
+    };
     let mut counted = tokio::time::Instant::now();
     loop {
         tokio::select! {
@@ -162,7 +174,7 @@ async fn webhook_rounds(state: AppState, ended: &mut tokio::sync::oneshot::Recei
             () = tokio::time::sleep(WEBHOOK_POLL) => {}
             () = state.webhooks.woken() => {}
         }
-        if let Err(error) = state.webhooks.round(&state.db).await {
+        if let Err(error) = state.webhooks.round(&db).await {
             tracing::warn!(%error, "webhooks: round failed; retrying");
             continue;
         }
@@ -172,7 +184,7 @@ async fn webhook_rounds(state: AppState, ended: &mut tokio::sync::oneshot::Recei
         // The gauge at most once a poll: rounds follow every try's end.
         if crate::metrics::enabled() && counted.elapsed() >= WEBHOOK_POLL {
             counted = tokio::time::Instant::now();
-            match crate::webhooks::pending(&state.db).await {
+            match crate::webhooks::pending(&db).await {
                 Ok(pending) => {
                     ::metrics::gauge!(crate::metrics::WEBHOOKS_PENDING).set(pending as f64);
                 }

@@ -19,6 +19,25 @@ pub use migrations::Migrator;
 /// Opens the database of `url`. SQLite gets foreign keys, WAL and a busy timeout, and its file
 /// (and folder) is created on first start. `schema` selects a PostgreSQL schema.
 pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnection, DbErr> {
+    Database::connect(options(url, schema)?).await
+}
+
+/// A pool of at most `max` connections of its own for a background worker, opened from the
+/// worker's thread: the connections' work then runs there (SQLite's connection threads are
+/// started by it and inherit its scheduling class; PostgreSQL's answers are read by its
+/// runtime), and no request waits on a connection the worker's thread answers.
+pub async fn connect_worker(
+    url: &str,
+    schema: Option<&str>,
+    max: u32,
+) -> Result<DatabaseConnection, DbErr> {
+    let mut options = options(url, schema)?;
+    options.max_connections(max).min_connections(0);
+    Database::connect(options).await
+}
+
+/// The options of [`connect`].
+fn options(url: &str, schema: Option<&str>) -> Result<ConnectOptions, DbErr> {
     let mut options = ConnectOptions::new(url.to_owned());
     options
         .acquire_timeout(Duration::from_secs(3))
@@ -53,7 +72,7 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
             options.set_schema_search_path(schema.to_owned());
         }
     }
-    Database::connect(options).await
+    Ok(options)
 }
 
 /// A transaction that will write: on SQLite it takes the write lock at `BEGIN IMMEDIATE` (waiting

@@ -315,4 +315,32 @@ backend_tests! {
         assert!(plan.iter().any(|line| line.contains(page_scan)), "{plan:#?}");
         assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort")), "{plan:#?}");
     }
+    /// A webhook round's due deliveries are read in the order of the
+    /// `org_webhook_deliveries_due_order` index and no further than the round's rows: neither
+    /// the history of delivered rows nor a sort of every due one (DECISIONS 141). Checked by the
+    /// plan, as the page above.
+    async fn a_webhook_round_reads_due_deliveries_in_the_index_order(backend) {
+        let app = TestApp::spawn(backend).await;
+        let db = &*app.state.db;
+        let backend = db.get_database_backend();
+        let due = careers_api::webhooks::due_deliveries(app.state.now(), vec![1, 2], 256);
+        let sql = sea_orm::QueryTrait::build(&due, backend).to_string();
+        let plan: Vec<String> = if backend == DatabaseBackend::Sqlite {
+            db.query_all_raw(Statement::from_string(backend, format!("EXPLAIN QUERY PLAN {sql}")))
+                .await
+                .unwrap()
+                .iter()
+                .map(|row| row.try_get_by_index::<String>(3).unwrap())
+                .collect()
+        } else {
+            let txn = db.begin().await.unwrap();
+            for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
+                txn.execute_unprepared(&format!("SET LOCAL {setting} = off")).await.unwrap();
+            }
+            let rows = txn.query_all_raw(Statement::from_string(backend, format!("EXPLAIN {sql}"))).await.unwrap();
+            rows.iter().map(|row| row.try_get_by_index::<String>(0).unwrap()).collect()
+        };
+        assert!(plan.iter().any(|line| line.contains("org_webhook_deliveries_due_order")), "{plan:#?}");
+        assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort")), "{plan:#?}");
+    }
 }

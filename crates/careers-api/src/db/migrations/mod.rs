@@ -14,6 +14,7 @@ mod m20261128_000011_search_filters;
 mod m20261128_000012_job_stages;
 mod m20261128_000013_application_pipeline;
 mod m20261128_000014_pipeline_activity;
+mod m20261128_000015_webhook_due_index;
 
 use sea_orm_migration::prelude::*;
 
@@ -46,6 +47,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000012_job_stages::Migration),
             Box::new(m20261128_000013_application_pipeline::Migration),
             Box::new(m20261128_000014_pipeline_activity::Migration),
+            Box::new(m20261128_000015_webhook_due_index::Migration),
         ]
     }
 }
