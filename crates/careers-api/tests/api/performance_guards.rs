@@ -23,6 +23,39 @@ async fn measure(app: &TestApp, creds: &Creds, path: &str) -> (u64, Value) {
     (app.statements() - before, body)
 }
 
+/// The plan the database chooses for `sql`, one line a step: `EXPLAIN QUERY PLAN` on SQLite;
+/// `EXPLAIN` on PostgreSQL with its scans that read a whole table or index range before the
+/// first row (sequential, bitmap) and its sorts turned off, so that it plans by what an index
+/// can serve rather than by the test's small sizes.
+async fn query_plan(db: &sea_orm::DatabaseConnection, sql: &str) -> Vec<String> {
+    let backend = db.get_database_backend();
+    if backend == DatabaseBackend::Sqlite {
+        return db
+            .query_all_raw(Statement::from_string(
+                backend,
+                format!("EXPLAIN QUERY PLAN {sql}"),
+            ))
+            .await
+            .unwrap()
+            .iter()
+            .map(|row| row.try_get_by_index::<String>(3).unwrap())
+            .collect();
+    }
+    let txn = db.begin().await.unwrap();
+    for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
+        txn.execute_unprepared(&format!("SET LOCAL {setting} = off"))
+            .await
+            .unwrap();
+    }
+    let rows = txn
+        .query_all_raw(Statement::from_string(backend, format!("EXPLAIN {sql}")))
+        .await
+        .unwrap();
+    rows.iter()
+        .map(|row| row.try_get_by_index::<String>(0).unwrap())
+        .collect()
+}
+
 backend_tests! {
     /// A stage move costs three statements of its own (CONTRACT issue 46's budget: at most
     /// three plus the event): the application with its applicant (the answer is built from it),
@@ -291,21 +324,7 @@ backend_tests! {
         let page = page.replace("$1", &company_id).replace("$2", "25").replace("$3", "0");
         let db = &*app.state.db;
         let backend = db.get_database_backend();
-        let plan: Vec<String> = if backend == DatabaseBackend::Sqlite {
-            db.query_all_raw(Statement::from_string(backend, format!("EXPLAIN QUERY PLAN {page}")))
-                .await
-                .unwrap()
-                .iter()
-                .map(|row| row.try_get_by_index::<String>(3).unwrap())
-                .collect()
-        } else {
-            let txn = db.begin().await.unwrap();
-            for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
-                txn.execute_unprepared(&format!("SET LOCAL {setting} = off")).await.unwrap();
-            }
-            let rows = txn.query_all_raw(Statement::from_string(backend, format!("EXPLAIN {page}"))).await.unwrap();
-            rows.iter().map(|row| row.try_get_by_index::<String>(0).unwrap()).collect()
-        };
+        let plan = query_plan(db, &page).await;
         // The page's own scan of `a` (the total's is a second one, `a_1` on PostgreSQL).
         let page_scan = if backend == DatabaseBackend::Sqlite {
             "SEARCH a USING INDEX careers_job_applications_company_id "
@@ -325,21 +344,7 @@ backend_tests! {
         let backend = db.get_database_backend();
         let due = careers_api::webhooks::due_deliveries(app.state.now(), vec![1, 2], 256);
         let sql = sea_orm::QueryTrait::build(&due, backend).to_string();
-        let plan: Vec<String> = if backend == DatabaseBackend::Sqlite {
-            db.query_all_raw(Statement::from_string(backend, format!("EXPLAIN QUERY PLAN {sql}")))
-                .await
-                .unwrap()
-                .iter()
-                .map(|row| row.try_get_by_index::<String>(3).unwrap())
-                .collect()
-        } else {
-            let txn = db.begin().await.unwrap();
-            for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
-                txn.execute_unprepared(&format!("SET LOCAL {setting} = off")).await.unwrap();
-            }
-            let rows = txn.query_all_raw(Statement::from_string(backend, format!("EXPLAIN {sql}"))).await.unwrap();
-            rows.iter().map(|row| row.try_get_by_index::<String>(0).unwrap()).collect()
-        };
+        let plan = query_plan(db, &sql).await;
         assert!(plan.iter().any(|line| line.contains("org_webhook_deliveries_due_order")), "{plan:#?}");
         assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort")), "{plan:#?}");
     }
