@@ -213,7 +213,7 @@ class Receiver:
         class Handler(http.server.BaseHTTPRequestHandler):
             # Keep-alive, as a receiver elsewhere would: a new connection per delivery costs
             # both sides (and the receivers share the load generator's core).
-            protocol_version = "HTTP/1.0" if os.environ.get("BENCH_HTTP10") else "HTTP/1.1"
+            protocol_version = "HTTP/1.1"
 
             def do_POST(self):
                 length = int(self.headers.get("Content-Length", 0))
@@ -339,6 +339,14 @@ def webhooks_bench(args, work):
                 time.sleep(0.05)
             return None
 
+        def queue(events, prefix):
+            """`events` events for every endpoint, written as `webhooks::record` writes them."""
+            return (f"INSERT INTO org_webhook_deliveries (org_webhook_endpoint_id, event_type, "
+                    f"message_id, payload, status, attempts, next_attempt_at, created_at, "
+                    f"updated_at) {numbers(events)} SELECT e.id, 'careers_job.status_changed', "
+                    f"'{prefix}' || n.i, '{payload}', 'pending', 0, {now}, {now}, {now} "
+                    f"FROM org_webhook_endpoints e, n")
+
         ratios = []
 
         def row(phase, done, idle, during, cpu, note=""):
@@ -362,23 +370,22 @@ def webhooks_bench(args, work):
         def idle_reads():
             marked = mark()
             idle = bench.measure(process.pid, port, args.idle_window, **read)
+            return idle, cpu_since(marked)
+
+        def cpu_columns(idle_cpu, marked):
+            """Normal class idle and during, idle class during, PostgreSQL idle and during."""
             spent = cpu_since(marked)
-            return idle, (spent[0], spent[2])
+            return [idle_cpu[0], spent[0], spent[1], idle_cpu[2], spent[2]]
 
         for repeat in range(args.hook_repeat):
             already = min(r.count() for r in receivers[1:])
             idle, idle_cpu = idle_reads()
             marked = mark()
-            run_sql([f"INSERT INTO org_webhook_deliveries (org_webhook_endpoint_id, event_type, "
-                     f"message_id, payload, status, attempts, next_attempt_at, created_at, updated_at) "
-                     f"{numbers(args.events)} SELECT e.id, 'careers_job.status_changed', "
-                     f"'msg_bench_{repeat}_' || n.i, '{payload}', 'pending', 0, {now}, {now}, {now} "
-                     f"FROM org_webhook_endpoints e, n"])
+            run_sql([queue(args.events, f"msg_bench_{repeat}_")])
             started = time.time()
             loaded = bench.load(port, duration=args.read_window, warmup=0.2, **read)
             out, _ = loaded.communicate()
-            spent = cpu_since(marked)
-            cpu = [idle_cpu[0], spent[0], spent[1], idle_cpu[1], spent[2]]
+            cpu = cpu_columns(idle_cpu, marked)
             done = wait_delivered(started, already + args.events)
             ratios.append(row(f"queued {repeat + 1}", done, idle, json.loads(out), cpu))
         if len(ratios) > 1:
@@ -390,11 +397,7 @@ def webhooks_bench(args, work):
         if args.slices:
             company = "(SELECT company_id FROM org_webhook_endpoints LIMIT 1)"
             run_sql([f"UPDATE org_companies SET suspended_at = {now} WHERE id = {company}",
-                     f"INSERT INTO org_webhook_deliveries (org_webhook_endpoint_id, event_type, "
-                     f"message_id, payload, status, attempts, next_attempt_at, created_at, updated_at) "
-                     f"{numbers(args.slice_events)} SELECT e.id, 'careers_job.status_changed', "
-                     f"'msg_slices_' || n.i, '{payload}', 'pending', 0, {now}, {now}, {now} "
-                     f"FROM org_webhook_endpoints e, n"])
+                     queue(args.slice_events, "msg_slices_")])
             p99 = {"paused": [], "delivering": []}
             spent = {"paused": [], "delivering": []}
             for turn in range(args.slices):
@@ -430,8 +433,7 @@ def webhooks_bench(args, work):
             assert code == 200, answer
         queued = time.time() - started
         out, _ = loaded.communicate()
-        spent = cpu_since(marked)
-        cpu = [idle_cpu[0], spent[0], spent[1], idle_cpu[1], spent[2]]
+        cpu = cpu_columns(idle_cpu, marked)
         done = wait_delivered(started, already + args.events)
         row("live", done, idle, json.loads(out), cpu, f" (the API's changes took {queued:.1f} s)")
         for receiver in receivers:
