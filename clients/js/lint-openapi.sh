@@ -10,6 +10,8 @@ if [ ! -x "$tools/node_modules/.bin/redocly" ]; then
   mkdir -p "$tools"
   (cd "$tools" && npm init -y >/dev/null && npm install --no-audit --no-fund --silent "@redocly/cli@$version")
 fi
+# `--install`: only the tool (CI installs it ahead, in the background).
+[ "${1:-}" = --install ] && exit 0
 bin=${CAREERS_API_BIN:-../../target/debug/careers-api}
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT

@@ -25,7 +25,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
-use sea_orm::sea_query::{Alias, Expr, ExprTrait, LikeExpr, Query};
+use sea_orm::sea_query::{Alias, Expr, ExprTrait, Func, LikeExpr, Query};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
     QueryFilter, QueryOrder, QuerySelect,
@@ -263,7 +263,6 @@ impl Deliverer {
         }
     }
 
-    /// Runs the worker's statements on `handle`'s runtime (the API's) from now on.
     /// Records the deliveries answered 2xx since the last call: one statement for each
     /// (attempts, status code) among them, usually one. A process that stops before recording
     /// one sends it again when its lease ends (its `webhook-id` lets the receiver see it twice);
@@ -280,13 +279,7 @@ impl Deliverer {
         }
         let mut recorded = std::collections::HashSet::new();
         for ((attempts, code), (ids, at)) in groups {
-            let written = delivery::Entity::update_many()
-                .col_expr(delivery::Column::Status, Expr::value("delivered"))
-                .col_expr(delivery::Column::Attempts, Expr::value(attempts))
-                .col_expr(delivery::Column::LastStatusCode, Expr::value(code))
-                .col_expr(delivery::Column::UpdatedAt, Expr::value(at))
-                .filter(delivery::Column::Id.is_in(ids.iter().copied()))
-                .filter(delivery::Column::Status.eq("pending"))
+            let written = mark_delivered(ids.iter().copied(), attempts, code, at)
                 .exec(db)
                 .await;
             if let Err(error) = written {
@@ -405,16 +398,7 @@ impl Deliverer {
             return Ok(Vec::new());
         }
         // The lease: only the rows still pending and due are this round's.
-        let leased = delivery::Entity::update_many()
-            .col_expr(
-                delivery::Column::NextAttemptAt,
-                Expr::value(now + Duration::seconds(LEASE_SECONDS)),
-            )
-            .filter(delivery::Column::Id.is_in(picked))
-            .filter(delivery::Column::Status.eq("pending"))
-            .filter(delivery::Column::NextAttemptAt.lte(now))
-            .exec_with_returning(db)
-            .await?;
+        let leased = lease(picked, now).exec_with_returning(db).await?;
         let endpoint_ids: std::collections::HashSet<i64> =
             leased.iter().map(|d| d.org_webhook_endpoint_id).collect();
         let endpoints: HashMap<i64, endpoint::Model> = endpoint::Entity::find()
@@ -490,7 +474,7 @@ impl Deliverer {
             .col_expr(delivery::Column::LastStatusCode, Expr::value(code))
             .col_expr(delivery::Column::UpdatedAt, Expr::value(done))
             .filter(delivery::Column::Id.eq(row.id))
-            .filter(delivery::Column::Status.eq("pending"));
+            .filter(still_pending());
         let given_up = done >= row.created_at + Duration::hours(GIVE_UP_AFTER_HOURS);
         match &outcome {
             failure if given_up => {
@@ -530,6 +514,48 @@ pub fn due_deliveries(
         .order_by_asc(delivery::Column::NextAttemptAt)
         .order_by_asc(delivery::Column::Id)
         .limit(limit)
+}
+
+/// The lease of a round's picked deliveries `ids` at `now`: those still pending and due are the
+/// round's until the lease ends. By primary key (on the worker's connections, DECISIONS 142).
+pub fn lease(ids: Vec<i64>, now: DateTime<Utc>) -> sea_orm::UpdateMany<delivery::Entity> {
+    delivery::Entity::update_many()
+        .col_expr(
+            delivery::Column::NextAttemptAt,
+            Expr::value(now + Duration::seconds(LEASE_SECONDS)),
+        )
+        .filter(delivery::Column::Id.is_in(ids))
+        .filter(still_pending())
+        .filter(delivery::Column::NextAttemptAt.lte(now))
+}
+
+/// `status = 'pending'` as a check of the rows found by primary key, not a search: written as
+/// `lower(status)`, which no index holds, so that neither planner scans the due index's range
+/// of pending rows for them. Both took that path when a burst of new rows had outrun the
+/// table's statistics (a scan of every pending row for each statement, DECISIONS 142).
+fn still_pending() -> sea_orm::sea_query::SimpleExpr {
+    Expr::expr(Func::lower(Expr::col((
+        delivery::Entity,
+        delivery::Column::Status,
+    ))))
+    .eq("pending")
+}
+
+/// Deliveries `ids`, answered 2xx at `at` on try `attempts` with `code`, recorded delivered.
+/// By primary key (on the worker's connections, DECISIONS 142).
+pub fn mark_delivered(
+    ids: impl IntoIterator<Item = i64>,
+    attempts: i32,
+    code: i32,
+    at: DateTime<Utc>,
+) -> sea_orm::UpdateMany<delivery::Entity> {
+    delivery::Entity::update_many()
+        .col_expr(delivery::Column::Status, Expr::value("delivered"))
+        .col_expr(delivery::Column::Attempts, Expr::value(attempts))
+        .col_expr(delivery::Column::LastStatusCode, Expr::value(code))
+        .col_expr(delivery::Column::UpdatedAt, Expr::value(at))
+        .filter(delivery::Column::Id.is_in(ids))
+        .filter(still_pending())
 }
 
 #[cfg(test)]

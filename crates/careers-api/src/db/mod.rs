@@ -26,13 +26,21 @@ pub async fn connect(url: &str, schema: Option<&str>) -> Result<DatabaseConnecti
 /// worker's thread: the connections' work then runs there (SQLite's connection threads are
 /// started by it and inherit its scheduling class; PostgreSQL's answers are read by its
 /// runtime), and no request waits on a connection the worker's thread answers.
+///
+/// On PostgreSQL its sessions plan without bitmap scans: the worker reads in an index's order
+/// and writes by primary key, and a burst of new rows, not yet in the table's statistics, made
+/// the planner scan every pending row of the due index for each of its statements (a bitmap
+/// scan, which also leaves the dead index entries of updated rows in place; DECISIONS 142).
 pub async fn connect_worker(
     url: &str,
     schema: Option<&str>,
     max: u32,
 ) -> Result<DatabaseConnection, DbErr> {
     let mut options = options(url, schema)?;
-    options.max_connections(max).min_connections(0);
+    options
+        .max_connections(max)
+        .min_connections(0)
+        .map_sqlx_postgres_opts(|o| o.options([("enable_bitmapscan", "off")]));
     Database::connect(options).await
 }
 

@@ -28,6 +28,16 @@ async fn measure(app: &TestApp, creds: &Creds, path: &str) -> (u64, Value) {
 /// first row (sequential, bitmap) and its sorts turned off, so that it plans by what an index
 /// can serve rather than by the test's small sizes.
 async fn query_plan(db: &sea_orm::DatabaseConnection, sql: &str) -> Vec<String> {
+    plan_with(
+        db,
+        sql,
+        &["enable_seqscan", "enable_bitmapscan", "enable_sort"],
+    )
+    .await
+}
+
+/// The plan of `sql` on `db` with PostgreSQL's `settings` turned off for it.
+async fn plan_with(db: &sea_orm::DatabaseConnection, sql: &str, settings: &[&str]) -> Vec<String> {
     let backend = db.get_database_backend();
     if backend == DatabaseBackend::Sqlite {
         return db
@@ -42,7 +52,7 @@ async fn query_plan(db: &sea_orm::DatabaseConnection, sql: &str) -> Vec<String> 
             .collect();
     }
     let txn = db.begin().await.unwrap();
-    for setting in ["enable_seqscan", "enable_bitmapscan", "enable_sort"] {
+    for setting in settings {
         txn.execute_unprepared(&format!("SET LOCAL {setting} = off"))
             .await
             .unwrap();
@@ -347,5 +357,59 @@ backend_tests! {
         let plan = query_plan(db, &sql).await;
         assert!(plan.iter().any(|line| line.contains("org_webhook_deliveries_due_order")), "{plan:#?}");
         assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort")), "{plan:#?}");
+    }
+    /// The worker's own connections plan its round as it is meant to run during a burst of
+    /// new deliveries that the table's statistics do not know yet: the due read in the index's
+    /// order, the lease and the record of the delivered by primary key. On PostgreSQL with the
+    /// planner's own settings (no test setting turned off): without the worker's connection
+    /// option it took a bitmap scan of every pending row for each of them (DECISIONS 142).
+    async fn a_webhook_round_plans_by_index_on_the_workers_connections(backend) {
+        let app = TestApp::spawn(backend).await;
+        let company_id = company(&app, "Burst").await;
+        let db = &*app.state.db;
+        let now = app.state.now();
+        let at = if db.get_database_backend() == DatabaseBackend::Sqlite {
+            "strftime('%Y-%m-%dT%H:%M:%S+00:00', 'now', '-1 minute')"
+        } else {
+            "CURRENT_TIMESTAMP - INTERVAL '1 minute'"
+        };
+        db.execute_unprepared(&format!(
+            "INSERT INTO org_webhook_endpoints (company_id, url, events, secret, created_at, \
+             updated_at) VALUES ({company_id}, 'https://example.com/hook', ',x,', 's', {at}, {at})"
+        ))
+        .await
+        .unwrap();
+        // A burst: 5,000 pending deliveries, a body each, written after the table was read.
+        db.execute_unprepared(&format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 5000) \
+             INSERT INTO org_webhook_deliveries (org_webhook_endpoint_id, event_type, message_id, \
+             payload, status, attempts, next_attempt_at, created_at, updated_at) \
+             SELECT e.id, 'x', 'msg_' || n.i, '{}', 'pending', 0, {at}, {at}, {at} \
+             FROM org_webhook_endpoints e, n",
+            "b".repeat(1500)
+        ))
+        .await
+        .unwrap();
+        let (url, schema) = (&app.state.config.database_url.0, &app.state.config.database_schema);
+        let worker = careers_api::db::connect_worker(url, schema.as_deref(), 1).await.unwrap();
+        let backend = worker.get_database_backend();
+        use careers_api::webhooks::{due_deliveries, lease, mark_delivered};
+        use sea_orm::QueryTrait;
+        let ids: Vec<i64> = (1..=36).collect();
+        let due = due_deliveries(now, vec![999], 256).build(backend).to_string();
+        let plan = plan_with(&worker, &due, &[]).await;
+        assert!(plan.iter().any(|line| line.contains("org_webhook_deliveries_due_order")), "{plan:#?}");
+        assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort") || line.contains("Bitmap")), "{plan:#?}");
+        for statement in [
+            lease(ids.clone(), now).build(backend).to_string(),
+            mark_delivered(ids, 1, 204, now).build(backend).to_string(),
+        ] {
+            let plan = plan_with(&worker, &statement, &[]).await;
+            assert!(
+                plan.iter().any(|line| line.contains("org_webhook_deliveries_pkey") || line.contains("INTEGER PRIMARY KEY")),
+                "{statement}: {plan:#?}"
+            );
+            assert!(!plan.iter().any(|line| line.contains("Bitmap") || line.contains("due_order")), "{statement}: {plan:#?}");
+        }
     }
 }
