@@ -3,8 +3,8 @@
 //!
 //! [`record`] writes one delivery row per subscribed endpoint, with the body as it is at the
 //! commit, in one `INSERT … SELECT`. The [`Deliverer`] (one per process, started by
-//! `app::spawn_webhook_worker`) takes due deliveries every second and whenever a try ends, leases
-//! them with one
+//! `app::spawn_webhook_worker`) takes due deliveries every second and whenever a try ends,
+//! endpoint by endpoint (each one's oldest first, the endpoints in turn), leases them with one
 //! conditional update (so that instances sharing a database never try one delivery at once),
 //! and sends each in a task of its own: at most [`PER_ENDPOINT`] at a time for one endpoint and
 //! [`MAX_IN_FLIGHT`] in all, so a receiver that hangs holds up only its own deliveries, and
@@ -25,10 +25,12 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Duration, SecondsFormat, Utc};
-use sea_orm::sea_query::{Alias, Expr, ExprTrait, Func, LikeExpr, Query};
+use sea_orm::sea_query::{
+    Alias, Asterisk, Expr, ExprTrait, Func, LikeExpr, Order, Query, SelectStatement, UnionType,
+};
 use sea_orm::{
     ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter, QueryOrder, QuerySelect,
+    QueryFilter,
 };
 use serde::Serialize;
 
@@ -218,6 +220,8 @@ pub struct Deliverer {
     wake: tokio::sync::Notify,
     /// Deliveries answered 2xx and not yet recorded.
     delivered: Mutex<Vec<Delivered>>,
+    /// The endpoint the last round took first.
+    cursor: Mutex<i64>,
 }
 
 /// A 2xx answer, to record.
@@ -260,6 +264,7 @@ impl Deliverer {
             in_flight: Mutex::new(HashMap::new()),
             wake: tokio::sync::Notify::new(),
             delivered: Mutex::new(Vec::new()),
+            cursor: Mutex::new(0),
         }
     }
 
@@ -339,61 +344,53 @@ impl Deliverer {
         db: &DatabaseConnection,
     ) -> Result<Vec<(delivery::Model, endpoint::Model)>, DbErr> {
         self.record_delivered(db).await?;
-        // The companies' table is the models'; this module names only what it reads of it.
-        let companies = Alias::new("org_companies");
         let now = (self.clock)();
-        let (full, room) = {
-            let in_flight = self.in_flight.lock().expect("not poisoned");
-            let full: Vec<i64> = in_flight
-                .iter()
-                .filter(|(_, count)| **count >= PER_ENDPOINT)
-                .map(|(id, _)| *id)
-                .collect();
-            (full, MAX_IN_FLIGHT.saturating_sub(in_flight.values().sum()))
-        };
-        if room == 0 {
+        if self
+            .in_flight
+            .lock()
+            .expect("not poisoned")
+            .values()
+            .sum::<usize>()
+            >= MAX_IN_FLIGHT
+        {
             return Ok(Vec::new());
         }
-        // The endpoints left out this round: the full ones and the suspended companies'
-        // (usually none), so that the due rows are read in the index's order and the round
-        // stops after its own (DECISIONS 141).
-        let mut left_out = full;
-        left_out.extend(
-            endpoint::Entity::find()
-                .select_only()
-                .column(endpoint::Column::Id)
-                .filter(
-                    endpoint::Column::CompanyId.in_subquery(
-                        Query::select()
-                            .column(Alias::new("id"))
-                            .from(companies)
-                            .and_where(Expr::col(Alias::new("suspended_at")).is_not_null())
-                            .to_owned(),
-                    ),
-                )
-                .into_tuple::<i64>()
-                .all(db)
-                .await?,
-        );
-        let due = due_deliveries(now, left_out, (room * 4) as u64)
-            .into_tuple::<(i64, i64)>()
-            .all(db)
-            .await?;
-        // Within the room, at most PER_ENDPOINT of one endpoint.
-        let mut picked = Vec::new();
-        {
+        // The endpoints with a pending delivery (companies not suspended), one probe each.
+        let backend = db.get_database_backend();
+        let pending: Vec<i64> = db
+            .query_all_raw(sea_orm::Statement::from_string(
+                backend,
+                ENDPOINTS_WITH_PENDING,
+            ))
+            .await?
+            .iter()
+            .map(|row| row.try_get_by_index::<i64>(0))
+            .collect::<Result<_, _>>()?;
+        // Each one's first due deliveries, as many as it has room for; from the endpoint after
+        // the one the last round started with, so that, with more endpoints than room, each
+        // gets its turn.
+        let (wanted, room) = {
             let in_flight = self.in_flight.lock().expect("not poisoned");
-            let mut counts: HashMap<i64, usize> = HashMap::new();
-            for (id, endpoint_id) in due {
-                let count = counts
-                    .entry(endpoint_id)
-                    .or_insert_with(|| in_flight.get(&endpoint_id).copied().unwrap_or(0));
-                if *count < PER_ENDPOINT && picked.len() < room {
-                    *count += 1;
-                    picked.push(id);
-                }
+            let room = MAX_IN_FLIGHT.saturating_sub(in_flight.values().sum());
+            let mut cursor = self.cursor.lock().expect("not poisoned");
+            let wanted = shares(&pending, &in_flight, *cursor, room);
+            if let Some((first, _)) = wanted.first() {
+                *cursor = *first;
             }
-        }
+            (wanted, room)
+        };
+        let Some(due) = due_deliveries(now, &wanted) else {
+            return Ok(Vec::new());
+        };
+        let mut due: Vec<(i64, i64)> = db
+            .query_all(&due)
+            .await?
+            .iter()
+            .map(|row| Ok((row.try_get_by_index(0)?, row.try_get_by_index(1)?)))
+            .collect::<Result<_, DbErr>>()?;
+        // Within the room, the oldest events first.
+        due.sort_unstable();
+        let picked: Vec<i64> = due.into_iter().take(room).map(|(id, _)| id).collect();
         if picked.is_empty() {
             return Ok(Vec::new());
         }
@@ -496,24 +493,75 @@ impl Deliverer {
     }
 }
 
-/// The first `limit` deliveries due at `now` (id, endpoint), oldest first, of the endpoints
-/// not in `left_out`: read in the order of the `org_webhook_deliveries_due_order` index, which
-/// holds every column it reads (migration 15), so it stops after its rows.
-pub fn due_deliveries(
-    now: DateTime<Utc>,
-    left_out: Vec<i64>,
-    limit: u64,
-) -> sea_orm::Select<delivery::Entity> {
-    delivery::Entity::find()
-        .select_only()
-        .column(delivery::Column::Id)
-        .column(delivery::Column::OrgWebhookEndpointId)
-        .filter(delivery::Column::Status.eq("pending"))
-        .filter(delivery::Column::NextAttemptAt.lte(now))
-        .filter(delivery::Column::OrgWebhookEndpointId.is_not_in(left_out))
-        .order_by_asc(delivery::Column::NextAttemptAt)
-        .order_by_asc(delivery::Column::Id)
-        .limit(limit)
+/// What a round asks of each endpoint of `pending` (ascending ids): the tries it has room for
+/// beside its tries in flight, the full ones left out, at most `room` endpoints, starting after
+/// `cursor` (the endpoint the last round started with) and wrapping round.
+fn shares(
+    pending: &[i64],
+    in_flight: &HashMap<i64, usize>,
+    cursor: i64,
+    room: usize,
+) -> Vec<(i64, u64)> {
+    let turn = pending.partition_point(|id| *id <= cursor);
+    pending[turn..]
+        .iter()
+        .chain(&pending[..turn])
+        .filter_map(|id| {
+            let free = PER_ENDPOINT.saturating_sub(in_flight.get(id).copied().unwrap_or(0));
+            (free > 0).then_some((*id, free as u64))
+        })
+        .take(room)
+        .collect()
+}
+
+/// The endpoints with a pending delivery, by id, less the suspended companies' (usually none):
+/// a loose scan of the `org_webhook_deliveries_due_by_endpoint` index (migration 16), one probe
+/// an endpoint whatever its backlog. The companies' table is the models'; this reads only its
+/// `suspended_at`.
+pub const ENDPOINTS_WITH_PENDING: &str = "\
+WITH RECURSIVE pending (id) AS (
+    SELECT (SELECT org_webhook_endpoint_id FROM org_webhook_deliveries
+            WHERE status = 'pending' ORDER BY org_webhook_endpoint_id LIMIT 1)
+    UNION ALL
+    SELECT (SELECT d.org_webhook_endpoint_id FROM org_webhook_deliveries d
+            WHERE d.status = 'pending' AND d.org_webhook_endpoint_id > pending.id
+            ORDER BY d.org_webhook_endpoint_id LIMIT 1)
+    FROM pending WHERE pending.id IS NOT NULL
+)
+SELECT id FROM pending
+WHERE id IS NOT NULL AND NOT EXISTS (
+    SELECT 1 FROM org_webhook_endpoints e
+    JOIN org_companies c ON c.id = e.company_id
+    WHERE e.id = pending.id AND c.suspended_at IS NOT NULL
+)
+ORDER BY id";
+
+/// The deliveries due at `now` (id, endpoint) of each endpoint of `wanted`, its oldest first and
+/// at most as many as it is given: one range of the `org_webhook_deliveries_due_by_endpoint`
+/// index each, in one statement (`None` for no endpoint).
+pub fn due_deliveries(now: DateTime<Utc>, wanted: &[(i64, u64)]) -> Option<SelectStatement> {
+    let mut branches = wanted.iter().enumerate().map(|(i, (endpoint_id, limit))| {
+        let rows = Query::select()
+            .columns([delivery::Column::Id, delivery::Column::OrgWebhookEndpointId])
+            .from(delivery::Entity)
+            .and_where(delivery::Column::Status.eq("pending"))
+            .and_where(delivery::Column::OrgWebhookEndpointId.eq(*endpoint_id))
+            .and_where(delivery::Column::NextAttemptAt.lte(now))
+            .order_by(delivery::Column::NextAttemptAt, Order::Asc)
+            .order_by(delivery::Column::Id, Order::Asc)
+            .limit(*limit)
+            .to_owned();
+        // Each range in a subquery of its own: SQLite takes no LIMIT on a member of a UNION.
+        Query::select()
+            .column(Asterisk)
+            .from_subquery(rows, Alias::new(format!("due_{i}")))
+            .to_owned()
+    });
+    let mut statement = branches.next()?;
+    for branch in branches {
+        statement.union(UnionType::All, branch);
+    }
+    Some(statement)
 }
 
 /// The lease of a round's picked deliveries `ids` at `now`: those still pending and due are the
@@ -570,6 +618,24 @@ mod tests {
             [10, 20, 40, 80, 160, 320, 640, 1280, 2560, 3600, 3600]
         );
         assert_eq!(backoff_seconds(1000), 3600);
+    }
+
+    #[test]
+    fn a_round_shares_its_room_among_the_endpoints_in_turn() {
+        let full = PER_ENDPOINT;
+        let in_flight = HashMap::from([(2, full), (3, 1)]);
+        // The full endpoint is left out; the others get what they have room for.
+        assert_eq!(
+            shares(&[1, 2, 3], &in_flight, 0, 64),
+            [(1, full as u64), (3, full as u64 - 1)]
+        );
+        // After the endpoint the last round started with, wrapping round, at most `room`.
+        assert_eq!(
+            shares(&[1, 3, 5, 7], &HashMap::new(), 3, 3),
+            [(5, full as u64), (7, full as u64), (1, full as u64)]
+        );
+        assert_eq!(shares(&[1, 3], &HashMap::new(), 9, 1), [(1, full as u64)]);
+        assert!(shares(&[], &in_flight, 0, 64).is_empty());
     }
 
     #[test]

@@ -728,7 +728,7 @@ backend_tests! {
             plain_user(&app, "u3@example.com", "U", "Three").await,
         ];
         let db = &*app.state.db;
-        careers_api::db::Migrator::down(db, Some(8)).await.unwrap();
+        careers_api::db::Migrator::down(db, Some(9)).await.unwrap();
         // Names were unique before the migration: "ACME" derives the same slug as "Acme".
         for name in ["Acme", "ACME", "!!!"] {
             execute(&app, &format!(
@@ -772,7 +772,7 @@ backend_tests! {
         let first = plain_user(&app, "u1@example.com", "U", "One").await;
         let second = plain_user(&app, "u2@example.com", "U", "Two").await;
         let db = &*app.state.db;
-        careers_api::db::Migrator::down(db, Some(8)).await.unwrap();
+        careers_api::db::Migrator::down(db, Some(9)).await.unwrap();
         execute(&app, "INSERT INTO org_companies (name, created_at, updated_at) \
                        VALUES ('Acme', '2024-01-01T00:00:00+00:00', '2024-01-01T00:00:00+00:00')").await;
         let acme = id_named(&app, "Acme").await;

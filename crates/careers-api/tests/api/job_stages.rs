@@ -217,7 +217,7 @@ backend_tests! {
         let (_, profile_id, _) = candidate(&app, "cara@example.com").await;
         let id = application(&app, job_id, profile_id).await;
         let db = &*app.state.db;
-        careers_api::db::Migrator::down(db, Some(3)).await.unwrap();
+        careers_api::db::Migrator::down(db, Some(4)).await.unwrap();
         let status = format!("SELECT status FROM careers_job_applications WHERE id = {id}");
         assert_eq!(scalar(&app, &status).await, "submitted", "down restores §5's status");
         careers_api::db::Migrator::up(db, None).await.unwrap();
@@ -236,7 +236,7 @@ backend_tests! {
         let first = job(&app, acme, "Rust engineer", true).await;
         let second = job(&app, acme, "Go engineer", false).await;
         let db = &*app.state.db;
-        careers_api::db::Migrator::down(db, Some(4)).await.unwrap();
+        careers_api::db::Migrator::down(db, Some(5)).await.unwrap();
         careers_api::db::Migrator::up(db, None).await.unwrap();
         for id in [first, second] {
             let count = format!("SELECT COUNT(*) FROM careers_job_stages WHERE careers_job_id = {id}");

@@ -826,7 +826,7 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         let acme = company(&app, "Acme").await;
         let db = &*app.state.db;
-        careers_api::db::Migrator::down(db, Some(7)).await.unwrap();
+        careers_api::db::Migrator::down(db, Some(8)).await.unwrap();
         let insert = |title: &str, published: &str| {
             format!(
                 "INSERT INTO careers_jobs (company_id, title, description, published, created_at, updated_at) \

@@ -36,6 +36,25 @@ async fn query_plan(db: &sea_orm::DatabaseConnection, sql: &str) -> Vec<String> 
     .await
 }
 
+/// Every step of `plan` that reads `org_webhook_deliveries` searches the
+/// `org_webhook_deliveries_due_by_endpoint` index (none scans the table or the whole index).
+fn assert_reads_by_endpoint(plan: &[String]) {
+    let reads: Vec<&String> = plan
+        .iter()
+        .filter(|line| {
+            line.contains(" on org_webhook_deliveries") || line.contains(" org_webhook_deliveries ")
+        })
+        .collect();
+    assert!(!reads.is_empty(), "{plan:#?}");
+    for line in reads {
+        let searched = line
+            .contains("Index Only Scan using org_webhook_deliveries_due_by_endpoint")
+            || line.contains("Index Scan using org_webhook_deliveries_due_by_endpoint")
+            || (line.contains("SEARCH") && line.contains("org_webhook_deliveries_due_by_endpoint"));
+        assert!(searched, "{line}: {plan:#?}");
+    }
+}
+
 /// The plan of `sql` on `db` with PostgreSQL's `settings` turned off for it.
 async fn plan_with(db: &sea_orm::DatabaseConnection, sql: &str, settings: &[&str]) -> Vec<String> {
     let backend = db.get_database_backend();
@@ -344,19 +363,21 @@ backend_tests! {
         assert!(plan.iter().any(|line| line.contains(page_scan)), "{plan:#?}");
         assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort")), "{plan:#?}");
     }
-    /// A webhook round's due deliveries are read in the order of the
-    /// `org_webhook_deliveries_due_order` index and no further than the round's rows: neither
-    /// the history of delivered rows nor a sort of every due one (DECISIONS 141). Checked by the
-    /// plan, as the page above.
-    async fn a_webhook_round_reads_due_deliveries_in_the_index_order(backend) {
+    /// A webhook round finds the endpoints with a pending delivery by a loose scan of the
+    /// `org_webhook_deliveries_due_by_endpoint` index (a probe an endpoint, whatever its
+    /// backlog) and reads each one's first due rows from a range of it, in its order: neither
+    /// the history of delivered rows nor another endpoint's backlog, and no sort (DECISIONS
+    /// 141, 143). Checked by the plan, as the page above.
+    async fn a_webhook_round_reads_due_deliveries_endpoint_by_endpoint(backend) {
         let app = TestApp::spawn(backend).await;
         let db = &*app.state.db;
         let backend = db.get_database_backend();
-        let due = careers_api::webhooks::due_deliveries(app.state.now(), vec![1, 2], 256);
-        let sql = sea_orm::QueryTrait::build(&due, backend).to_string();
-        let plan = query_plan(db, &sql).await;
-        assert!(plan.iter().any(|line| line.contains("org_webhook_deliveries_due_order")), "{plan:#?}");
+        let due = careers_api::webhooks::due_deliveries(app.state.now(), &[(1, 4), (2, 3)]).unwrap();
+        let plan = query_plan(db, &backend.build(&due).to_string()).await;
+        assert_reads_by_endpoint(&plan);
         assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort")), "{plan:#?}");
+        let plan = query_plan(db, careers_api::webhooks::ENDPOINTS_WITH_PENDING).await;
+        assert_reads_by_endpoint(&plan);
     }
     /// The worker's own connections plan its round as it is meant to run during a burst of
     /// new deliveries that the table's statistics do not know yet: the due read in the index's
@@ -396,9 +417,9 @@ backend_tests! {
         use careers_api::webhooks::{due_deliveries, lease, mark_delivered};
         use sea_orm::QueryTrait;
         let ids: Vec<i64> = (1..=36).collect();
-        let due = due_deliveries(now, vec![999], 256).build(backend).to_string();
+        let due = backend.build(&due_deliveries(now, &[(1, 4), (2, 4)]).unwrap()).to_string();
         let plan = plan_with(&worker, &due, &[]).await;
-        assert!(plan.iter().any(|line| line.contains("org_webhook_deliveries_due_order")), "{plan:#?}");
+        assert_reads_by_endpoint(&plan);
         assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort") || line.contains("Bitmap")), "{plan:#?}");
         for statement in [
             lease(ids.clone(), now).build(backend).to_string(),
@@ -409,7 +430,7 @@ backend_tests! {
                 plan.iter().any(|line| line.contains("org_webhook_deliveries_pkey") || line.contains("INTEGER PRIMARY KEY")),
                 "{statement}: {plan:#?}"
             );
-            assert!(!plan.iter().any(|line| line.contains("Bitmap") || line.contains("due_order")), "{statement}: {plan:#?}");
+            assert!(!plan.iter().any(|line| line.contains("Bitmap") || line.contains("due_by_endpoint")), "{statement}: {plan:#?}");
         }
     }
 }

@@ -15,6 +15,7 @@ mod m20261128_000012_job_stages;
 mod m20261128_000013_application_pipeline;
 mod m20261128_000014_pipeline_activity;
 mod m20261128_000015_webhook_due_index;
+mod m20261128_000016_webhook_due_by_endpoint;
 
 use sea_orm_migration::prelude::*;
 
@@ -48,6 +49,7 @@ impl MigratorTrait for Migrator {
             Box::new(m20261128_000013_application_pipeline::Migration),
             Box::new(m20261128_000014_pipeline_activity::Migration),
             Box::new(m20261128_000015_webhook_due_index::Migration),
+            Box::new(m20261128_000016_webhook_due_by_endpoint::Migration),
         ]
     }
 }
