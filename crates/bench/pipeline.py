@@ -301,11 +301,11 @@ def webhooks_bench(args, work):
              f"against {args.idle_window:.0f} s idle just before it; queued {args.hook_repeat} times.",
              "",
              "The CPU columns are in ms a second: the server's normal class (the API) idle "
-             "and during, its idle class (the worker) during, and PostgreSQL's processes idle / "
-             "during.", "",
+             "and during, its idle class (the worker) during, PostgreSQL's processes idle / "
+             "during, and the benchmark's receivers during (they share the machine's cores).", "",
              "| pair | phase | nine endpoints had every event after | idle p99 | p99 during | ratio "
-             "| normal CPU idle | during | idle-class CPU during | PostgreSQL CPU |",
-             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "| normal CPU idle | during | idle-class CPU during | PostgreSQL CPU | receivers' CPU |",
+             "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for pair_name in args.pairs.split(","):
         pair = bench.Pair(pair_name, work, "hooks")
         pair.env["WEBHOOK_ALLOW_PRIVATE"] = "on"
@@ -356,11 +356,14 @@ def webhooks_bench(args, work):
             ratio = during["p99_ms"] / idle["p99_ms"]
             lines.append(f"| {pair_name} | {phase} | {done_text} | {idle['p99_ms']:.2f} ms | "
                          f"{during['p99_ms']:.2f} ms | {ratio:.2f}× | {cpu[0]:.0f} | {cpu[1]:.0f} | "
-                         f"{cpu[2]:.0f} | {cpu[3]:.0f} / {cpu[4]:.0f} |")
+                         f"{cpu[2]:.0f} | {cpu[3]:.0f} / {cpu[4]:.0f} | {cpu[5]:.0f} |")
             return ratio
 
         def mark():
-            return (*cpu_by_class(process.pid), database_cpu()), time.time()
+            # The benchmark's own process: its threads are the receivers (and the fill's and
+            # the changes' clients, idle while the reads are measured).
+            own = os.times()
+            return (*cpu_by_class(process.pid), database_cpu(), own.user + own.system), time.time()
 
         def cpu_since(marked):
             """The server's CPU since `marked`, ms a second by class."""
@@ -375,7 +378,7 @@ def webhooks_bench(args, work):
         def cpu_columns(idle_cpu, marked):
             """Normal class idle and during, idle class during, PostgreSQL idle and during."""
             spent = cpu_since(marked)
-            return [idle_cpu[0], spent[0], spent[1], idle_cpu[2], spent[2]]
+            return [idle_cpu[0], spent[0], spent[1], idle_cpu[2], spent[2], spent[3]]
 
         for repeat in range(args.hook_repeat):
             already = min(r.count() for r in receivers[1:])
@@ -389,7 +392,7 @@ def webhooks_bench(args, work):
             done = wait_delivered(started, already + args.events)
             ratios.append(row(f"queued {repeat + 1}", done, idle, json.loads(out), cpu))
         if len(ratios) > 1:
-            lines.append(f"| {pair_name} | queued, median | | | | {statistics.median(ratios):.2f}× | | | | |")
+            lines.append(f"| {pair_name} | queued, median | | | | {statistics.median(ratios):.2f}× | | | | | |")
 
         # Interleaved: a larger queue paused and resumed in turn by suspending the company (the
         # worker leaves a suspended company's deliveries waiting), the reads measured in each
@@ -418,7 +421,7 @@ def webhooks_bench(args, work):
                          f"(medians) | | {paused:.2f} ms | {delivering:.2f} ms | {ratio:.2f}× | "
                          f"{cpu['paused'][0]:.0f} | {cpu['delivering'][0]:.0f} | "
                          f"{cpu['delivering'][1]:.0f} | {cpu['paused'][2]:.0f} / "
-                         f"{cpu['delivering'][2]:.0f} |")
+                         f"{cpu['delivering'][2]:.0f} | {cpu['delivering'][3]:.0f} |")
 
         # Live.
         already = min(r.count() for r in receivers[1:])

@@ -4,7 +4,7 @@
 //! [`record`] writes one delivery row per subscribed endpoint, with the body as it is at the
 //! commit, in one `INSERT … SELECT`. The [`Deliverer`] (one per process, started by
 //! `app::spawn_webhook_worker`) takes due deliveries every second and whenever a try ends,
-//! endpoint by endpoint (each one's oldest first, the endpoints in turn), leases them with one
+//! endpoint by endpoint (each one's first due first, the endpoints in turn), leases them with one
 //! conditional update (so that instances sharing a database never try one delivery at once),
 //! and sends each in a task of its own: at most [`PER_ENDPOINT`] at a time for one endpoint and
 //! [`MAX_IN_FLIGHT`] in all, so a receiver that hangs holds up only its own deliveries, and
@@ -29,8 +29,8 @@ use sea_orm::sea_query::{
     Alias, Asterisk, Expr, ExprTrait, Func, LikeExpr, Order, Query, SelectStatement, UnionType,
 };
 use sea_orm::{
-    ColumnTrait, ConnectionTrait, DatabaseConnection, DbErr, EntityTrait, PaginatorTrait,
-    QueryFilter,
+    ColumnTrait, ConnectionTrait, DatabaseConnection, DbBackend, DbErr, EntityTrait,
+    PaginatorTrait, QueryFilter, Statement,
 };
 use serde::Serialize;
 
@@ -355,42 +355,35 @@ impl Deliverer {
         {
             return Ok(Vec::new());
         }
-        // The endpoints with a pending delivery (companies not suspended), one probe each.
-        let backend = db.get_database_backend();
-        let pending: Vec<i64> = db
-            .query_all_raw(sea_orm::Statement::from_string(
-                backend,
-                ENDPOINTS_WITH_PENDING,
-            ))
+        // The endpoints with a delivery due (companies not suspended), a few probes each.
+        let endpoints: Vec<i64> = db
+            .query_all_raw(endpoints_with_due(db.get_database_backend(), now))
             .await?
             .iter()
             .map(|row| row.try_get_by_index::<i64>(0))
             .collect::<Result<_, _>>()?;
-        // Each one's first due deliveries, as many as it has room for; from the endpoint after
-        // the one the last round started with, so that, with more endpoints than room, each
-        // gets its turn.
-        let (wanted, room) = {
+        // Each one's first due deliveries, as many as it and the round have room for, from the
+        // endpoint after the last one the last round served: with more endpoints than room,
+        // each gets its turn.
+        let wanted = {
             let in_flight = self.in_flight.lock().expect("not poisoned");
             let room = MAX_IN_FLIGHT.saturating_sub(in_flight.values().sum());
             let mut cursor = self.cursor.lock().expect("not poisoned");
-            let wanted = shares(&pending, &in_flight, *cursor, room);
-            if let Some((first, _)) = wanted.first() {
-                *cursor = *first;
+            let wanted = shares(&endpoints, &in_flight, *cursor, room);
+            if let Some((last, _)) = wanted.last() {
+                *cursor = *last;
             }
-            (wanted, room)
+            wanted
         };
         let Some(due) = due_deliveries(now, &wanted) else {
             return Ok(Vec::new());
         };
-        let mut due: Vec<(i64, i64)> = db
+        let picked: Vec<i64> = db
             .query_all(&due)
             .await?
             .iter()
-            .map(|row| Ok((row.try_get_by_index(0)?, row.try_get_by_index(1)?)))
-            .collect::<Result<_, DbErr>>()?;
-        // Within the room, the oldest events first.
-        due.sort_unstable();
-        let picked: Vec<i64> = due.into_iter().take(room).map(|(id, _)| id).collect();
+            .map(|row| row.try_get_by_index(0))
+            .collect::<Result<_, _>>()?;
         if picked.is_empty() {
             return Ok(Vec::new());
         }
@@ -493,51 +486,71 @@ impl Deliverer {
     }
 }
 
-/// What a round asks of each endpoint of `pending` (ascending ids): the tries it has room for
-/// beside its tries in flight, the full ones left out, at most `room` endpoints, starting after
-/// `cursor` (the endpoint the last round started with) and wrapping round.
+/// What a round asks of each endpoint of `endpoints` (ascending ids): the tries it has room for
+/// beside its tries in flight, the full ones left out, `room` in all, starting after `cursor`
+/// (the last endpoint the last round served) and wrapping round.
 fn shares(
-    pending: &[i64],
+    endpoints: &[i64],
     in_flight: &HashMap<i64, usize>,
     cursor: i64,
     room: usize,
 ) -> Vec<(i64, u64)> {
-    let turn = pending.partition_point(|id| *id <= cursor);
-    pending[turn..]
-        .iter()
-        .chain(&pending[..turn])
-        .filter_map(|id| {
-            let free = PER_ENDPOINT.saturating_sub(in_flight.get(id).copied().unwrap_or(0));
-            (free > 0).then_some((*id, free as u64))
-        })
-        .take(room)
-        .collect()
+    let turn = endpoints.partition_point(|id| *id <= cursor);
+    let mut left = room;
+    let mut wanted = Vec::new();
+    for id in endpoints[turn..].iter().chain(&endpoints[..turn]) {
+        let free = PER_ENDPOINT.saturating_sub(in_flight.get(id).copied().unwrap_or(0));
+        let share = Ord::min(free, left);
+        if share > 0 {
+            wanted.push((*id, share as u64));
+            left -= share;
+        }
+        if left == 0 {
+            break;
+        }
+    }
+    wanted
 }
 
-/// The endpoints with a pending delivery, by id, less the suspended companies' (usually none):
-/// a loose scan of the `org_webhook_deliveries_due_by_endpoint` index (migration 16), one probe
-/// an endpoint whatever its backlog. The companies' table is the models'; this reads only its
-/// `suspended_at`.
-pub const ENDPOINTS_WITH_PENDING: &str = "\
+/// The endpoints with a delivery due at `now`, by id, less the suspended companies' (usually
+/// none): a loose scan of the `org_webhook_deliveries_due_by_endpoint` index (migration 16) for
+/// the endpoints with a pending delivery, then a probe of each one's due range, so a round's
+/// cost follows the endpoints, never their backlogs; an endpoint whose deliveries all wait for
+/// a retry or a lease is not named. Each check is a scalar subquery with a `LIMIT`, which no
+/// planner turns into a join over every due row or every endpoint: a probe an endpoint. The
+/// companies' table is the models'; this reads only its `suspended_at`.
+pub fn endpoints_with_due(backend: DbBackend, now: DateTime<Utc>) -> Statement {
+    let at = if backend == DbBackend::Postgres {
+        "$1"
+    } else {
+        "?"
+    };
+    let sql = format!(
+        "\
 WITH RECURSIVE pending (id) AS (
     SELECT (SELECT org_webhook_endpoint_id FROM org_webhook_deliveries
             WHERE status = 'pending' ORDER BY org_webhook_endpoint_id LIMIT 1)
     UNION ALL
-    SELECT (SELECT d.org_webhook_endpoint_id FROM org_webhook_deliveries d
-            WHERE d.status = 'pending' AND d.org_webhook_endpoint_id > pending.id
-            ORDER BY d.org_webhook_endpoint_id LIMIT 1)
+    SELECT (SELECT org_webhook_endpoint_id FROM org_webhook_deliveries
+            WHERE status = 'pending' AND org_webhook_endpoint_id > pending.id
+            ORDER BY org_webhook_endpoint_id LIMIT 1)
     FROM pending WHERE pending.id IS NOT NULL
 )
 SELECT id FROM pending
-WHERE id IS NOT NULL AND NOT EXISTS (
-    SELECT 1 FROM org_webhook_endpoints e
-    JOIN org_companies c ON c.id = e.company_id
-    WHERE e.id = pending.id AND c.suspended_at IS NOT NULL
-)
-ORDER BY id";
+WHERE id IS NOT NULL
+AND (SELECT 1 FROM org_webhook_deliveries
+     WHERE status = 'pending' AND org_webhook_endpoint_id = pending.id
+     AND next_attempt_at <= {at} LIMIT 1) IS NOT NULL
+AND (SELECT 1 FROM org_webhook_endpoints e
+     JOIN org_companies c ON c.id = e.company_id
+     WHERE e.id = pending.id AND c.suspended_at IS NOT NULL LIMIT 1) IS NULL
+ORDER BY id"
+    );
+    Statement::from_sql_and_values(backend, sql, [now.into()])
+}
 
-/// The deliveries due at `now` (id, endpoint) of each endpoint of `wanted`, its oldest first and
-/// at most as many as it is given: one range of the `org_webhook_deliveries_due_by_endpoint`
+/// The deliveries due at `now` (id, endpoint) of each endpoint of `wanted`, the first due first
+/// and at most as many as it is given: one range of the `org_webhook_deliveries_due_by_endpoint`
 /// index each, in one statement (`None` for no endpoint).
 pub fn due_deliveries(now: DateTime<Utc>, wanted: &[(i64, u64)]) -> Option<SelectStatement> {
     let mut branches = wanted.iter().enumerate().map(|(i, (endpoint_id, limit))| {
@@ -629,13 +642,32 @@ mod tests {
             shares(&[1, 2, 3], &in_flight, 0, 64),
             [(1, full as u64), (3, full as u64 - 1)]
         );
-        // After the endpoint the last round started with, wrapping round, at most `room`.
+        // After the last endpoint the last round served, wrapping round, `room` tries in all.
         assert_eq!(
-            shares(&[1, 3, 5, 7], &HashMap::new(), 3, 3),
-            [(5, full as u64), (7, full as u64), (1, full as u64)]
+            shares(&[1, 3, 5, 7], &HashMap::new(), 3, 2 * full + 1),
+            [(5, full as u64), (7, full as u64), (1, 1)]
         );
-        assert_eq!(shares(&[1, 3], &HashMap::new(), 9, 1), [(1, full as u64)]);
+        assert_eq!(shares(&[1, 3], &HashMap::new(), 9, 1), [(1, 1)]);
+        assert!(shares(&[1, 3], &HashMap::new(), 0, 0).is_empty());
         assert!(shares(&[], &in_flight, 0, 64).is_empty());
+    }
+
+    #[test]
+    fn a_round_serves_more_endpoints_than_its_room_in_turn() {
+        // 100 endpoints with deliveries due, room for 64 tries (16 endpoints) a round: each
+        // endpoint is served once before any is served twice, then the turn starts again.
+        let endpoints: Vec<i64> = (1..=100).collect();
+        let mut cursor = 0;
+        let mut served = Vec::new();
+        for _ in 0..7 {
+            let wanted = shares(&endpoints, &HashMap::new(), cursor, MAX_IN_FLIGHT);
+            let tries: u64 = wanted.iter().map(|(_, n)| n).sum();
+            assert_eq!(tries, MAX_IN_FLIGHT as u64);
+            cursor = wanted.last().unwrap().0;
+            served.extend(wanted.into_iter().map(|(id, _)| id));
+        }
+        assert_eq!(served[..100], endpoints[..]);
+        assert_eq!(served[100..], [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]);
     }
 
     #[test]

@@ -137,7 +137,7 @@ backend_tests! {
         let app = TestApp::spawn(backend).await;
         careers_api::seed::demo(&app.state.db, &app.state.passwords).await.unwrap();
         let db = &*app.state.db;
-        // Every migration after 3 goes first (the fourteen from 16 down to 4), then 3.
+        // Every migration after 3 goes first (the thirteen from 16 down to 4), then 3.
         careers_api::db::Migrator::down(db, Some(14)).await.unwrap();
         let company_of_1 = "SELECT company_id FROM careers_job_applications WHERE id = 1";
         let backend = db.get_database_backend();

@@ -376,7 +376,8 @@ backend_tests! {
         let plan = query_plan(db, &backend.build(&due).to_string()).await;
         assert_reads_by_endpoint(&plan);
         assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort")), "{plan:#?}");
-        let plan = query_plan(db, careers_api::webhooks::ENDPOINTS_WITH_PENDING).await;
+        let endpoints = careers_api::webhooks::endpoints_with_due(backend, app.state.now());
+        let plan = query_plan(db, &endpoints.to_string()).await;
         assert_reads_by_endpoint(&plan);
     }
     /// The worker's own connections plan its round as it is meant to run during a burst of
@@ -414,13 +415,22 @@ backend_tests! {
         let (url, schema) = (&app.state.config.database_url.0, &app.state.config.database_schema);
         let worker = careers_api::db::connect_worker(url, schema.as_deref(), 1).await.unwrap();
         let backend = worker.get_database_backend();
-        use careers_api::webhooks::{due_deliveries, lease, mark_delivered};
+        use careers_api::webhooks::{due_deliveries, endpoints_with_due, lease, mark_delivered};
         use sea_orm::QueryTrait;
         let ids: Vec<i64> = (1..=36).collect();
         let due = backend.build(&due_deliveries(now, &[(1, 4), (2, 4)]).unwrap()).to_string();
         let plan = plan_with(&worker, &due, &[]).await;
         assert_reads_by_endpoint(&plan);
         assert!(!plan.iter().any(|line| line.contains("TEMP B-TREE") || line.contains("Sort") || line.contains("Bitmap")), "{plan:#?}");
+        // The endpoints: the due check a probe of each one's range, not a read of every due row.
+        let plan = plan_with(&worker, &endpoints_with_due(backend, now).to_string(), &[]).await;
+        assert_reads_by_endpoint(&plan);
+        assert!(
+            plan.iter().any(|line| line.contains("org_webhook_endpoint_id = pending.id")
+                || line.contains("(status=? AND org_webhook_endpoint_id=? AND next_attempt_at<?)")),
+            "{plan:#?}"
+        );
+        assert!(!plan.iter().any(|line| line.contains("Seq Scan") || line.contains("Hash")), "{plan:#?}");
         for statement in [
             lease(ids.clone(), now).build(backend).to_string(),
             mark_delivered(ids, 1, 204, now).build(backend).to_string(),

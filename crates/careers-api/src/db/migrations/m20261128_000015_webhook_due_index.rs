@@ -5,7 +5,7 @@
 
 use sea_orm_migration::prelude::*;
 
-use super::run;
+use super::statements_migration;
 
 #[derive(DeriveMigrationName)]
 pub struct Migration;
@@ -23,13 +23,4 @@ const DOWN: [&str; 2] = [
     "DROP INDEX org_webhook_deliveries_due_order",
 ];
 
-#[async_trait::async_trait]
-impl MigrationTrait for Migration {
-    async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        run(manager, &UP).await
-    }
-
-    async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
-        run(manager, &DOWN).await
-    }
-}
+statements_migration!(UP, DOWN);

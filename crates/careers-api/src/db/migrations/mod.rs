@@ -30,6 +30,24 @@ async fn run(manager: &SchemaManager<'_>, statements: &[impl AsRef<str>]) -> Res
     Ok(())
 }
 
+/// The `MigrationTrait` of a migration that runs the SQL statements of `$up` in order and,
+/// undone, those of `$down`.
+macro_rules! statements_migration {
+    ($up:expr, $down:expr) => {
+        #[async_trait::async_trait]
+        impl MigrationTrait for Migration {
+            async fn up(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+                super::run(manager, &$up).await
+            }
+
+            async fn down(&self, manager: &SchemaManager) -> Result<(), DbErr> {
+                super::run(manager, &$down).await
+            }
+        }
+    };
+}
+use statements_migration;
+
 #[async_trait::async_trait]
 impl MigratorTrait for Migrator {
     fn migrations() -> Vec<Box<dyn MigrationTrait>> {
