@@ -220,7 +220,7 @@ pub struct Deliverer {
     wake: tokio::sync::Notify,
     /// Deliveries answered 2xx and not yet recorded.
     delivered: Mutex<Vec<Delivered>>,
-    /// The endpoint the last round took first.
+    /// The last endpoint the last round served: the next round's turn starts after it.
     cursor: Mutex<i64>,
 }
 
@@ -345,14 +345,10 @@ impl Deliverer {
     ) -> Result<Vec<(delivery::Model, endpoint::Model)>, DbErr> {
         self.record_delivered(db).await?;
         let now = (self.clock)();
-        if self
-            .in_flight
-            .lock()
-            .expect("not poisoned")
-            .values()
-            .sum::<usize>()
-            >= MAX_IN_FLIGHT
-        {
+        // Only this task starts tries, so the room can only grow before they are started.
+        let room = MAX_IN_FLIGHT
+            .saturating_sub(self.in_flight.lock().expect("not poisoned").values().sum());
+        if room == 0 {
             return Ok(Vec::new());
         }
         // The endpoints with a delivery due (companies not suspended), a few probes each.
@@ -367,7 +363,6 @@ impl Deliverer {
         // each gets its turn.
         let wanted = {
             let in_flight = self.in_flight.lock().expect("not poisoned");
-            let room = MAX_IN_FLIGHT.saturating_sub(in_flight.values().sum());
             let mut cursor = self.cursor.lock().expect("not poisoned");
             let wanted = shares(&endpoints, &in_flight, *cursor, room);
             if let Some((last, _)) = wanted.last() {
@@ -549,13 +544,13 @@ ORDER BY id"
     Statement::from_sql_and_values(backend, sql, [now.into()])
 }
 
-/// The deliveries due at `now` (id, endpoint) of each endpoint of `wanted`, the first due first
+/// The ids of the deliveries due at `now` of each endpoint of `wanted`, the first due first
 /// and at most as many as it is given: one range of the `org_webhook_deliveries_due_by_endpoint`
 /// index each, in one statement (`None` for no endpoint).
 pub fn due_deliveries(now: DateTime<Utc>, wanted: &[(i64, u64)]) -> Option<SelectStatement> {
     let mut branches = wanted.iter().enumerate().map(|(i, (endpoint_id, limit))| {
         let rows = Query::select()
-            .columns([delivery::Column::Id, delivery::Column::OrgWebhookEndpointId])
+            .column(delivery::Column::Id)
             .from(delivery::Entity)
             .and_where(delivery::Column::Status.eq("pending"))
             .and_where(delivery::Column::OrgWebhookEndpointId.eq(*endpoint_id))
